@@ -1,0 +1,310 @@
+"""Acquisition functions over a GP posterior: UCB, expected improvement, probability of improvement.
+
+hdbo maximizes, so every acquisition here is large where a query looks promising. Each one
+wraps a *model* that exposes the posterior through
+
+``model.predict(X, return_grad=False) -> (mean, std)`` with arrays of shape (n,), and
+``model.predict(X, return_grad=True) -> (mean, std, dmean, dstd)`` with gradients of shape (n, d).
+
+The acquisition objects are vectorized: ``acq(X)`` evaluates a batch, and
+``acq.value_and_grad(X)`` adds the analytic input gradient obtained by the chain rule through
+the posterior mean and standard deviation. They are exactly the callables the maximizers in
+:mod:`hdbo.acquisition.maximizers` expect.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import erfcx, ndtr
+
+__all__ = ["Acquisition", "UCB", "EI", "PI", "acquisition_from_name", "ACQUISITIONS"]
+
+Array = NDArray[np.float64]
+
+_SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+# Below z = -40 the standard normal density underflows to 0 in float64, so EI and PI are
+# exactly 0 there; clipping keeps erfcx away from inf * 0.
+_Z_MIN = -40.0
+
+
+def _real(value: Any, name: str, *, low: float | None = None) -> float:
+    """Return ``value`` as a finite float, optionally checking ``value >= low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+    return value
+
+
+def _norm_pdf(z: Array) -> Array:
+    return _INV_SQRT_2PI * np.exp(-0.5 * z * z)
+
+
+class Acquisition(ABC):
+    """Base class: turns the posterior (mean, std) of ``model`` into an acquisition value.
+
+    Subclasses implement :meth:`_from_moments`, which maps ``(mean, std)`` to the values and
+    to the partial derivatives with respect to ``mean`` and ``std``; the input gradient
+    follows by the chain rule.
+
+    Parameters
+    ----------
+    model : object
+        Anything with ``predict(X, return_grad=...)`` as described in the module docstring.
+    """
+
+    def __init__(self, model: Any) -> None:
+        if not callable(getattr(model, "predict", None)):
+            raise TypeError(
+                f"model must have a predict(X, return_grad=...) method, got {type(model).__name__}"
+            )
+        self.model = model
+
+    # ------------------------------------------------------------------ public interface
+    def __call__(self, X: ArrayLike) -> Array:
+        """Acquisition values.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Query points; a 1-D array is one point.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Values (shape (1,) for a single point).
+        """
+        X = self._as_points(X)
+        mean, std = self.model.predict(X, return_grad=False)
+        mean, std = self._moments(mean, std, X.shape[0])
+        return self._from_moments(mean, std)[0]
+
+    def value_and_grad(self, X: ArrayLike) -> tuple[Array, Array]:
+        """Acquisition values and their gradients with respect to the inputs.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Query points; a 1-D array is one point.
+
+        Returns
+        -------
+        values : ndarray of shape (n,)
+        grads : ndarray of shape (n, d)
+        """
+        X = self._as_points(X)
+        n, d = X.shape
+        mean, std, dmean, dstd = self.model.predict(X, return_grad=True)
+        mean, std = self._moments(mean, std, n)
+        dmean = np.asarray(dmean, dtype=float).reshape(n, d)
+        dstd = np.asarray(dstd, dtype=float).reshape(n, d)
+        values, d_dmean, d_dstd = self._from_moments(mean, std)
+        return values, d_dmean[:, None] * dmean + d_dstd[:, None] * dstd
+
+    # ------------------------------------------------------------------ helpers
+    @abstractmethod
+    def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
+        """Return ``(values, dvalue/dmean, dvalue/dstd)``, each of shape (n,)."""
+
+    @staticmethod
+    def _as_points(X: ArrayLike) -> Array:
+        X = np.asarray(X, dtype=float)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.ndim != 2:
+            raise ValueError(f"X must have shape (n, d) or (d,), got shape {X.shape}")
+        return X
+
+    @staticmethod
+    def _moments(mean: ArrayLike, std: ArrayLike, n: int) -> tuple[Array, Array]:
+        mean = np.asarray(mean, dtype=float).reshape(n)
+        # A GP may return tiny negative variances turned into std by round-off; clamp at 0.
+        std = np.maximum(np.asarray(std, dtype=float).reshape(n), 0.0)
+        return mean, std
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "model")
+        return f"{type(self).__name__}({params})"
+
+
+class UCB(Acquisition):
+    """Upper confidence bound ``mean(x) + sqrt(beta) * std(x)`` (GP-UCB).
+
+    Parameters
+    ----------
+    model : object
+        Posterior with ``predict(X, return_grad=...)``.
+    beta : float
+        Exploration weight ``beta_t >= 0`` (see :mod:`hdbo.acquisition.schedules`).
+
+    References
+    ----------
+    N. Srinivas, A. Krause, S. Kakade, M. Seeger. Gaussian process optimization in the bandit
+    setting: no regret and experimental design. ICML 2010 (the GP-UCB rule, SPEC 0.A.3).
+
+    Examples
+    --------
+    >>> class Flat:
+    ...     def predict(self, X, return_grad=False):
+    ...         return np.zeros(len(X)), np.ones(len(X))
+    >>> UCB(Flat(), beta=4.0)(np.zeros((2, 3)))
+    array([2., 2.])
+    """
+
+    def __init__(self, model: Any, beta: float) -> None:
+        super().__init__(model)
+        self.beta = _real(beta, "beta", low=0.0)
+
+    def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
+        root = math.sqrt(self.beta)
+        return mean + root * std, np.ones_like(mean), np.full_like(std, root)
+
+
+class _Improvement(Acquisition):
+    """Shared set-up of EI and PI: incumbent ``best`` and margin ``xi``."""
+
+    def __init__(self, model: Any, best: float, xi: float = 0.0) -> None:
+        super().__init__(model)
+        self.best = _real(best, "best")
+        self.xi = _real(xi, "xi", low=0.0)
+
+    def _z(self, mean: Array, std: Array) -> tuple[Array, Array]:
+        """Improvement ``mean - best - xi`` and ``z = improvement / std``.
+
+        Where ``std == 0`` the score is ``+inf``/``-inf`` by the sign of the improvement (0 for
+        none), which makes the normal cdf an indicator and the density 0: the noise-free limits.
+        """
+        imp = mean - self.best - self.xi
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = imp / std
+        return imp, np.nan_to_num(z, nan=0.0, posinf=np.inf, neginf=-np.inf)
+
+
+class EI(_Improvement):
+    """Expected improvement over the incumbent, for maximization.
+
+    ``EI(x) = E[max(f(x) - best - xi, 0)] = (mean - best - xi) Phi(z) + std phi(z)`` with
+    ``z = (mean - best - xi) / std``. Where ``std == 0`` it equals ``max(mean - best - xi, 0)``.
+
+    Parameters
+    ----------
+    model : object
+        Posterior with ``predict(X, return_grad=...)``.
+    best : float
+        Incumbent value (usually the best observation or best posterior mean so far).
+    xi : float, default 0.0
+        Non-negative margin that favours exploration.
+
+    Notes
+    -----
+    For ``z < 0`` the value is computed as ``std phi(z) (1 + z sqrt(pi/2) erfcx(-z/sqrt 2))``,
+    which avoids the cancellation of the textbook form deep in the tail. The derivatives are
+    ``dEI/dmean = Phi(z)`` and ``dEI/dstd = phi(z)``.
+
+    References
+    ----------
+    D. R. Jones, M. Schonlau, W. J. Welch. Efficient global optimization of expensive
+    black-box functions. J. Global Optimization 13, 1998.
+    """
+
+    def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
+        imp, z = self._z(mean, std)
+        cdf, pdf = ndtr(z), _norm_pdf(z)
+        zc = np.maximum(z, _Z_MIN)
+        with np.errstate(invalid="ignore", over="ignore"):
+            tail = std * _norm_pdf(zc) * (1.0 + zc * _SQRT_HALF_PI * erfcx(-zc / math.sqrt(2.0)))
+            head = imp * cdf + std * pdf
+        values = np.where(z < 0.0, tail, head)
+        return np.maximum(values, 0.0), cdf, pdf
+
+
+class PI(_Improvement):
+    """Probability of improvement ``Phi((mean - best - xi) / std)``, for maximization.
+
+    Where ``std == 0`` it is 1 if ``mean > best + xi``, 0 if below and 1/2 on the boundary.
+
+    Parameters
+    ----------
+    model : object
+        Posterior with ``predict(X, return_grad=...)``.
+    best : float
+        Incumbent value.
+    xi : float, default 0.0
+        Non-negative margin.
+
+    Notes
+    -----
+    ``dPI/dmean = phi(z) / std`` and ``dPI/dstd = -z phi(z) / std``, both 0 where ``std == 0``.
+
+    References
+    ----------
+    H. J. Kushner. A new method of locating the maximum point of an arbitrary multipeak curve
+    in the presence of noise. J. Basic Engineering 86, 1964.
+    """
+
+    def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
+        _, z = self._z(mean, std)
+        pdf = _norm_pdf(z)
+        d_mean = np.zeros_like(z)
+        live = (pdf > 0.0) & (std > 0.0)
+        d_mean[live] = pdf[live] / std[live]
+        d_std = np.zeros_like(z)
+        d_std[live] = -z[live] * d_mean[live]
+        return ndtr(z), d_mean, d_std
+
+
+ACQUISITIONS: dict[str, type[Acquisition]] = {"ucb": UCB, "ei": EI, "pi": PI}
+
+
+def acquisition_from_name(
+    name: str,
+    model: Any,
+    *,
+    beta: float | None = None,
+    best: float | None = None,
+    xi: float = 0.0,
+) -> Acquisition:
+    """Build an acquisition function by name.
+
+    Parameters
+    ----------
+    name : {"ucb", "ei", "pi"}
+        Case-insensitive.
+    model : object
+        Posterior with ``predict(X, return_grad=...)``.
+    beta : float, optional
+        Required for ``"ucb"``.
+    best : float, optional
+        Required for ``"ei"`` and ``"pi"``.
+    xi : float, default 0.0
+        Margin for ``"ei"`` and ``"pi"``.
+
+    Returns
+    -------
+    Acquisition
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown (the message lists the valid names) or its required
+        parameter is missing.
+    """
+    key = name.lower() if isinstance(name, str) else name
+    if key not in ACQUISITIONS:
+        raise ValueError(f"unknown acquisition name {name!r}; valid names are {sorted(ACQUISITIONS)}")
+    if key == "ucb":
+        if beta is None:
+            raise ValueError("beta is required for the 'ucb' acquisition, got None")
+        return UCB(model, beta)
+    if best is None:
+        raise ValueError(f"best is required for the {key!r} acquisition, got None")
+    return ACQUISITIONS[key](model, best, xi)

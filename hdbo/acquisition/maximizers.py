@@ -1,0 +1,542 @@
+"""Budgeted maximizers of acquisition functions over a box.
+
+Every maximizer has the signature ::
+
+    maximize_xxx(fun, bounds, *, budget, rng, **options) -> MaximizeResult
+
+``fun`` is a vectorized callable mapping points of shape (n, d) to values of shape (n,) and is
+*maximized*. The budget counts acquisition evaluations: one point evaluated is one
+evaluation, whether or not a gradient comes with it. The papers compare methods "at equal
+computational budget", so the count is enforced exactly: ``result.nfev <= budget`` always,
+even where SciPy would overshoot its own ``maxfun``.
+
+Shared policies
+---------------
+* Points are clipped into the box before ``fun`` sees them, and the returned ``x`` is the best
+  point evaluated (ties: the first one found).
+* A non-finite value (NaN, +-inf) counts as ``-inf``: it is never returned as the best unless
+  nothing finite was seen, and local searches treat it as a wall.
+* ``x0_candidates`` (e.g. the best observed points) are evaluated first, inside the budget.
+* Results depend only on the arguments and the state of ``rng``.
+* Exceptions raised by ``fun`` pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import Bounds, direct, minimize
+
+from ..space import Box, as_box
+
+__all__ = [
+    "MaximizeResult",
+    "Maximizer",
+    "maximize_direct",
+    "maximize_lbfgsb",
+    "maximize_random",
+    "maximize_grid",
+    "MAXIMIZERS",
+    "maximize",
+]
+
+Array = NDArray[np.float64]
+Fun = Callable[[Array], ArrayLike]
+FunAndGrad = Callable[[Array], tuple[ArrayLike, ArrayLike]]
+#: Every maximizer: ``(fun, bounds, *, budget, rng, **options) -> MaximizeResult``.
+Maximizer = Callable[..., "MaximizeResult"]
+_SQRT_EPS = math.sqrt(np.finfo(float).eps)
+
+
+@dataclass
+class MaximizeResult:
+    """Outcome of a budgeted maximization.
+
+    Attributes
+    ----------
+    x : ndarray of shape (d,)
+        Best point evaluated, inside the bounds.
+    value : float
+        ``fun(x)``; ``-inf`` only if no evaluation returned a finite value.
+    nfev : int
+        Number of points evaluated (``<= budget``).
+    method : str
+        Registry name of the maximizer.
+    n_starts : int
+        Local searches run (``"lbfgsb"``); 0 for the other maximizers.
+    message : str
+        Why the search stopped.
+    """
+
+    x: Array
+    value: float
+    nfev: int
+    method: str
+    n_starts: int = 0
+    message: str = ""
+
+
+# ---------------------------------------------------------------------- shared machinery
+class _BudgetExhausted(Exception):
+    """Raised inside a SciPy solver's callback to stop it once its budget is spent."""
+
+
+class _Evaluator:
+    """Counts evaluations against a hard limit and remembers the best point seen."""
+
+    def __init__(self, fun: Fun, box: Box, budget: int) -> None:
+        self.fun, self.lower, self.upper = fun, box.lower, box.upper
+        self.limit = budget
+        self.nfev = 0
+        self.x: Array | None = None
+        self.value = -np.inf
+        self.lowest: float | None = None  # smallest finite value seen, a stand-in for bad points
+
+    def _reserve(self, n: int) -> None:
+        if self.nfev + n > self.limit:
+            raise _BudgetExhausted
+
+    def values(self, X: Array) -> Array:
+        """Evaluate ``fun`` on X of shape (n, d); non-finite values come back as -inf."""
+        n = X.shape[0]
+        self._reserve(n)
+        X = np.clip(X, self.lower, self.upper)
+        v = _check_output(self.fun(X), (n,), "fun", X.shape)
+        self.nfev += n
+        return self._record(X, v)
+
+    def values_and_grads(self, X: Array, fun_and_grad: FunAndGrad) -> tuple[Array, Array]:
+        """Evaluate ``fun_and_grad`` on X of shape (n, d)."""
+        n = X.shape[0]
+        self._reserve(n)
+        X = np.clip(X, self.lower, self.upper)
+        out = fun_and_grad(X)
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"fun_and_grad must return a (values, grads) tuple, got {type(out).__name__}")
+        v = _check_output(out[0], (n,), "fun_and_grad values", X.shape)
+        g = _check_output(out[1], X.shape, "fun_and_grad grads", X.shape)
+        self.nfev += n
+        return self._record(X, v), g
+
+    def _record(self, X: Array, v: Array) -> Array:
+        finite = np.isfinite(v)
+        v = np.where(finite, v, -np.inf)
+        i = int(np.argmax(v))
+        if self.x is None or v[i] > self.value:
+            self.x, self.value = X[i].copy(), float(v[i])
+        if finite.any():
+            low = float(v[finite].min())
+            self.lowest = low if self.lowest is None else min(self.lowest, low)
+        return v
+
+    def result(self, method: str, **extra: Any) -> MaximizeResult:
+        assert self.x is not None  # every maximizer evaluates at least one point
+        x = np.clip(self.x, self.lower, self.upper)
+        return MaximizeResult(x=x, value=self.value, nfev=self.nfev, method=method, **extra)
+
+
+def _check_output(out: Any, shape: tuple[int, ...], name: str, xshape: tuple[int, ...]) -> Array:
+    arr = np.asarray(out, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(
+            f"{name} must return an array of shape {shape} for X of shape {xshape}, got shape {arr.shape}"
+        )
+    return arr
+
+
+def _int(value: Any, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {low}, got {type(value).__name__} {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def _setup(
+    fun: Any, bounds: Any, budget: Any, rng: Any, x0_candidates: ArrayLike | None
+) -> tuple[_Evaluator, Box, Array]:
+    """Validate the shared arguments; return the evaluator, the box and the candidates (m, d)."""
+    if not callable(fun):
+        raise TypeError(f"fun must be callable, got {type(fun).__name__}")
+    box = as_box(bounds, name="bounds")
+    budget = _int(budget, "budget", low=1)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    d = box.dim
+    if x0_candidates is None:
+        x0 = np.empty((0, d))
+    else:
+        x0 = np.asarray(x0_candidates, dtype=float)
+        x0 = x0[None, :] if x0.ndim == 1 else x0
+        if x0.ndim != 2 or x0.shape[1] != d:
+            raise ValueError(f"x0_candidates must have shape (m, {d}) or ({d},), got shape {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise ValueError("x0_candidates must be finite, got NaN or inf entries")
+        x0 = np.clip(x0, box.lower, box.upper)
+    return _Evaluator(fun, box, budget), box, x0
+
+
+def _uniform(box: Box, n: int, rng: np.random.Generator) -> Array:
+    """``n`` uniform points in the box, shape (n, d)."""
+    return box.lower + box.width * rng.random((n, box.dim))
+
+
+def _evaluate_candidates(ev: _Evaluator, x0: Array) -> Array:
+    """Evaluate as many rows of ``x0`` as the budget allows; return their values."""
+    m = min(x0.shape[0], ev.limit - ev.nfev)
+    return ev.values(x0[:m]) if m > 0 else np.empty(0)
+
+
+# ---------------------------------------------------------------------- DIRECT
+def maximize_direct(
+    fun: Fun,
+    bounds: Box | ArrayLike,
+    *,
+    budget: int,
+    rng: np.random.Generator,
+    locally_biased: bool = False,
+    x0_candidates: ArrayLike | None = None,
+) -> MaximizeResult:
+    """Maximize with DIRECT (dividing rectangles), ``scipy.optimize.direct``.
+
+    Parameters
+    ----------
+    fun : callable
+        Vectorized ``(n, d) -> (n,)``; DIRECT calls it with one point at a time, shape (1, d).
+    bounds : Box or array_like of shape (d, 2)
+        The box.
+    budget : int
+        Maximum number of evaluations (``maxfun``); ``x0_candidates`` count against it.
+    rng : numpy.random.Generator
+        Accepted for the common signature; DIRECT is deterministic.
+    locally_biased : bool, default False
+        False runs the original DIRECT of Jones et al. (1993), which the papers cite;
+        True runs the locally biased DIRECT-L.
+    x0_candidates : array_like of shape (m, d), optional
+        Extra points evaluated before DIRECT starts; the best of everything is returned.
+
+    Returns
+    -------
+    MaximizeResult
+
+    Notes
+    -----
+    SciPy's DIRECT may finish its current iteration past ``maxfun``; here the evaluation that
+    would exceed the budget stops the search instead, so ``nfev <= budget``. DIRECT can also
+    stop earlier on its own tolerances (``len_tol``, ``vol_tol``). A non-finite value is shown
+    to DIRECT as the worst finite value seen so far, so the hull computations stay finite.
+
+    References
+    ----------
+    D. R. Jones, C. D. Perttunen, B. E. Stuckman. Lipschitzian optimization without the
+    Lipschitz constant. J. Optimization Theory and Applications 79, 1993. SPEC 0.A.4.
+    """
+    ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
+    if not isinstance(locally_biased, bool):
+        raise TypeError(f"locally_biased must be a bool, got {type(locally_biased).__name__}")
+    _evaluate_candidates(ev, x0)
+    remaining = ev.limit - ev.nfev
+    if remaining == 0:
+        return ev.result("direct", message="budget used up by x0_candidates")
+
+    def objective(x: Array) -> float:
+        v = ev.values(x[None, :])[0]
+        if np.isfinite(v):
+            return -v
+        return 0.0 if ev.lowest is None else -ev.lowest
+
+    try:
+        res = direct(
+            objective,
+            Bounds(box.lower, box.upper),
+            maxfun=remaining,
+            maxiter=10**6,
+            locally_biased=locally_biased,
+        )
+        message = str(res.message)
+    except _BudgetExhausted:
+        message = f"budget of {ev.limit} evaluations used up"
+    return ev.result("direct", message=message)
+
+
+# ---------------------------------------------------------------------- multi-start L-BFGS-B
+def maximize_lbfgsb(
+    fun: Fun,
+    bounds: Box | ArrayLike,
+    *,
+    budget: int,
+    rng: np.random.Generator,
+    fun_and_grad: FunAndGrad | None = None,
+    n_starts: int = 10,
+    n_raw: int | None = None,
+    x0_candidates: ArrayLike | None = None,
+) -> MaximizeResult:
+    """Multi-start L-BFGS-B from the best of a batch of random points.
+
+    1. Evaluate ``x0_candidates`` and ``n_raw`` uniform random points (one vectorized call).
+    2. Take the best ``n_starts`` of them with a finite value as starting points.
+    3. Run ``scipy.optimize.minimize(method="L-BFGS-B")`` on ``-fun`` from each start in turn.
+       Each run gets an equal share of the budget still left (so budget a run does not use
+       passes to the later ones), as SciPy's ``maxfun`` and as a hard limit. A share too
+       small for one step (two gradient evaluations) is skipped and passed on.
+
+    Parameters
+    ----------
+    fun : callable
+        Vectorized ``(n, d) -> (n,)``.
+    bounds : Box or array_like of shape (d, 2)
+        The box.
+    budget : int
+        Maximum number of evaluations, start-point screening included.
+    rng : numpy.random.Generator
+        Source of the random points.
+    fun_and_grad : callable, optional
+        ``X (n, d) -> (values (n,), grads (n, d))``, the analytic gradient of ``fun`` (e.g.
+        :meth:`hdbo.acquisition.UCB.value_and_grad`); one point costs one evaluation. If None,
+        gradients come from forward differences: each step evaluates ``fun`` once on the
+        ``(d + 1, d)`` stencil, costing ``d + 1`` evaluations.
+    n_starts : int, default 10
+        Maximum number of local runs (SPEC P3.A.4 uses ``10 * D``).
+    n_raw : int, optional
+        Random points screened for starts. Default ``max(1, min(budget // 2, 100 * n_starts))``,
+        i.e. at most half the budget. Reduced if ``x0_candidates`` leave less room.
+    x0_candidates : array_like of shape (m, d), optional
+        Points screened before the random ones (they have priority within the budget).
+
+    Returns
+    -------
+    MaximizeResult
+        ``n_starts`` is the number of local runs actually made.
+
+    Raises
+    ------
+    ValueError
+        If ``n_raw == 0`` and no ``x0_candidates`` are given (there is nothing to start from).
+
+    References
+    ----------
+    R. H. Byrd, P. Lu, J. Nocedal, C. Zhu. A limited memory algorithm for bound constrained
+    optimization. SIAM J. Scientific Computing 16, 1995. SPEC 0.A.5 and P3.A.4.
+    """
+    ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
+    n_starts = _int(n_starts, "n_starts", low=1)
+    if fun_and_grad is not None and not callable(fun_and_grad):
+        raise TypeError(f"fun_and_grad must be callable or None, got {type(fun_and_grad).__name__}")
+    if n_raw is None:
+        n_raw = max(1, min(ev.limit // 2, 100 * n_starts))
+    n_raw = _int(n_raw, "n_raw", low=0)
+    if n_raw == 0 and x0.shape[0] == 0:
+        raise ValueError("n_raw must be >= 1 when no x0_candidates are given, got 0")
+
+    # 1-2. screen candidates, keep the best finite ones as starts
+    v0 = _evaluate_candidates(ev, x0)
+    n_raw = min(n_raw, ev.limit - ev.nfev)
+    raw = _uniform(box, n_raw, rng) if n_raw > 0 else np.empty((0, box.dim))
+    cand = np.vstack([x0[: v0.size], raw])
+    vals = np.concatenate([v0, ev.values(raw) if n_raw > 0 else np.empty(0)])
+    order = np.argsort(-vals, kind="stable")
+    starts = cand[order[np.isfinite(vals[order])][:n_starts]]
+
+    # 3. local runs
+    cost = 1 if fun_and_grad is not None else box.dim + 1
+    objective = _lbfgsb_objective(ev, box, fun_and_grad)
+    scipy_bounds = Bounds(box.lower, box.upper)
+    n_local = 0
+    for i, x_start in enumerate(starts):
+        share = (ev.limit - ev.nfev) // (len(starts) - i)
+        if share < 2 * cost:  # not even one step past the start: leave the budget to later runs
+            continue
+        cap, ev.limit = ev.limit, ev.nfev + share
+        try:
+            minimize(objective, x_start, jac=True, method="L-BFGS-B", bounds=scipy_bounds,
+                     options={"maxfun": share // cost})
+        except _BudgetExhausted:
+            pass
+        finally:
+            ev.limit = cap
+        n_local += 1
+    message = f"{n_local} local runs from {len(starts)} starts after screening {vals.size} points"
+    return ev.result("lbfgsb", n_starts=n_local, message=message)
+
+
+def _lbfgsb_objective(
+    ev: _Evaluator, box: Box, fun_and_grad: FunAndGrad | None
+) -> Callable[[Array], tuple[float, Array]]:
+    """``x (d,) -> (-fun(x), -grad)`` for SciPy; a non-finite value becomes +inf (a wall)."""
+    d = box.dim
+
+    def wall() -> tuple[float, Array]:
+        return np.inf, np.zeros(d)
+
+    if fun_and_grad is not None:
+
+        def objective(x: Array) -> tuple[float, Array]:
+            v, g = ev.values_and_grads(x[None, :], fun_and_grad)
+            if not (np.isfinite(v[0]) and np.all(np.isfinite(g))):
+                return wall()
+            return -v[0], -g[0]
+
+        return objective
+
+    def fd_objective(x: Array) -> tuple[float, Array]:
+        x = np.clip(x, box.lower, box.upper)
+        h = _SQRT_EPS * np.maximum(np.abs(x), box.width)
+        h = np.where(x + h > box.upper, -h, h)  # step inwards at the upper face
+        h = (x + h) - x  # the step actually representable
+        v = ev.values(np.vstack([x, x + np.diag(h)]))
+        if not np.all(np.isfinite(v)):
+            return wall()
+        return -v[0], -(v[1:] - v[0]) / h
+
+    return fd_objective
+
+
+# ---------------------------------------------------------------------- random and grid search
+def maximize_random(
+    fun: Fun,
+    bounds: Box | ArrayLike,
+    *,
+    budget: int,
+    rng: np.random.Generator,
+    batch_size: int = 1000,
+    x0_candidates: ArrayLike | None = None,
+) -> MaximizeResult:
+    """Pure random search: ``budget`` uniform points, evaluated in vectorized batches.
+
+    Parameters
+    ----------
+    fun : callable
+        Vectorized ``(n, d) -> (n,)``.
+    bounds : Box or array_like of shape (d, 2)
+        The box.
+    budget : int
+        Number of evaluations, ``x0_candidates`` included.
+    rng : numpy.random.Generator
+        Source of the points.
+    batch_size : int, default 1000
+        Points per call of ``fun``.
+    x0_candidates : array_like of shape (m, d), optional
+        Points evaluated first.
+
+    Returns
+    -------
+    MaximizeResult
+    """
+    ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
+    batch_size = _int(batch_size, "batch_size", low=1)
+    _evaluate_candidates(ev, x0)
+    while (left := ev.limit - ev.nfev) > 0:
+        ev.values(_uniform(box, min(batch_size, left), rng))
+    return ev.result("random", message=f"{ev.nfev} points evaluated")
+
+
+def maximize_grid(
+    fun: Fun,
+    bounds: Box | ArrayLike,
+    *,
+    budget: int,
+    rng: np.random.Generator,
+    batch_size: int = 1000,
+    x0_candidates: ArrayLike | None = None,
+) -> MaximizeResult:
+    """Exhaustive search on a regular grid (for ``d <= 3``).
+
+    The grid has ``k = floor(n ** (1/d))`` points per axis, endpoints included, where ``n`` is
+    the budget left after ``x0_candidates``; ``k`` must be at least 2.
+
+    Parameters
+    ----------
+    fun : callable
+        Vectorized ``(n, d) -> (n,)``.
+    bounds : Box or array_like of shape (d, 2)
+        The box, with ``1 <= d <= 3``.
+    budget : int
+        Maximum number of evaluations; the grid uses ``k ** d <= budget - m`` of them.
+    rng : numpy.random.Generator
+        Accepted for the common signature; the grid is deterministic.
+    batch_size : int, default 1000
+        Points per call of ``fun``.
+    x0_candidates : array_like of shape (m, d), optional
+        Points evaluated first.
+
+    Returns
+    -------
+    MaximizeResult
+
+    Raises
+    ------
+    ValueError
+        If ``d > 3``, or the budget leaves fewer than ``2 ** d`` points for the grid.
+    """
+    ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
+    batch_size = _int(batch_size, "batch_size", low=1)
+    d = box.dim
+    if d > 3:
+        raise ValueError(f"bounds: grid search supports 1 <= d <= 3 dimensions, got d={d}")
+    n_grid = ev.limit - min(x0.shape[0], ev.limit)
+    k = int(round(n_grid ** (1.0 / d)))
+    if k**d > n_grid:  # floor of the d-th root, robust to round-off in the power
+        k -= 1
+    if k < 2:
+        raise ValueError(
+            f"budget must leave at least 2**d = {2**d} points for the grid (two per axis) after "
+            f"{x0.shape[0]} x0_candidates, got budget={budget}"
+        )
+    _evaluate_candidates(ev, x0)
+    total = k**d
+    for start in range(0, total, batch_size):
+        idx = np.unravel_index(np.arange(start, min(start + batch_size, total)), (k,) * d)
+        ev.values(box.lower + box.width * (np.column_stack(idx) / (k - 1)))
+    return ev.result("grid", message=f"{k} points per axis, {total} grid points")
+
+
+# ---------------------------------------------------------------------- registry
+MAXIMIZERS: dict[str, Maximizer] = {
+    "direct": maximize_direct,
+    "lbfgsb": maximize_lbfgsb,
+    "random": maximize_random,
+    "grid": maximize_grid,
+}
+
+
+def maximize(
+    name: str,
+    fun: Fun,
+    bounds: Box | ArrayLike,
+    *,
+    budget: int,
+    rng: np.random.Generator,
+    **options: Any,
+) -> MaximizeResult:
+    """Run the maximizer registered under ``name``.
+
+    Parameters
+    ----------
+    name : {"direct", "lbfgsb", "random", "grid"}
+        Registry key in :data:`MAXIMIZERS`.
+    fun, bounds, budget, rng, **options
+        Passed to the maximizer.
+
+    Returns
+    -------
+    MaximizeResult
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown (the message lists the valid names).
+
+    Examples
+    --------
+    >>> res = maximize("grid", lambda X: -((X - 0.25) ** 2).sum(axis=1), [(0.0, 1.0)],
+    ...                budget=5, rng=np.random.default_rng(0))
+    >>> res.x, res.nfev
+    (array([0.25]), 5)
+    """
+    if name not in MAXIMIZERS:
+        raise ValueError(f"unknown maximizer {name!r}; valid names are {sorted(MAXIMIZERS)}")
+    return MAXIMIZERS[name](fun, bounds, budget=budget, rng=rng, **options)

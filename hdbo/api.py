@@ -1,0 +1,415 @@
+"""The practitioner's entry points: :func:`minimize`, :func:`maximize` and :class:`Optimizer`.
+
+:class:`Optimizer` is the ask/tell building block (for evaluations that run elsewhere);
+:func:`minimize` and :func:`maximize` are a loop over it.
+
+Failure policy
+--------------
+An objective that raises an ``Exception`` (with ``on_error="record"``, the default), or
+returns None, NaN or +-inf, is recorded as a *failed evaluation*: it stays in the history
+(value NaN, the error message kept), is never shown to the model, counts against the budget,
+and the run goes on. ``on_error="raise"`` lets exceptions pass through unchanged instead.
+``KeyboardInterrupt`` always passes through.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .methods import Method, make_method
+from .space import Box, as_box
+
+__all__ = ["OptimizeResult", "History", "Optimizer", "minimize", "maximize"]
+
+_DIRECTIONS = ("minimize", "maximize")
+
+
+@dataclass
+class History:
+    """Everything that happened during a run, one entry per evaluation.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, D)
+        Evaluated points, in the user's units.
+    y : ndarray of shape (n,)
+        Objective values as the user's function returned them (NaN for failures).
+    ask_seconds, eval_seconds, seconds : ndarray of shape (n,)
+        Wall time spent proposing each point, evaluating it, and both (per iteration).
+    errors : list of (int, str)
+        ``(index, message)`` for every failed evaluation.
+    """
+
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
+    ask_seconds: NDArray[np.float64]
+    eval_seconds: NDArray[np.float64]
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> NDArray[np.float64]:
+        """Wall time per iteration (ask plus evaluation)."""
+        return self.ask_seconds + self.eval_seconds
+
+    @property
+    def failed(self) -> NDArray[np.bool_]:
+        """Which evaluations failed, shape (n,)."""
+        return ~np.isfinite(self.y)
+
+
+@dataclass
+class OptimizeResult:
+    """The outcome of :func:`minimize` / :func:`maximize` (SciPy's fields plus a history).
+
+    Attributes
+    ----------
+    x : ndarray of shape (D,) or None
+        Best point found (None if every evaluation failed).
+    fun : float
+        Objective value at ``x`` (NaN if every evaluation failed).
+    success : bool
+        True when at least one evaluation succeeded.
+    status : int
+        0: the budget was used; 1: every evaluation failed; 2: a callback stopped the run.
+    message : str
+        Human-readable status.
+    nfev : int
+        Evaluations made (failed ones included).
+    nit : int
+        Same as ``nfev`` (one evaluation per iteration).
+    nfailed : int
+        Failed evaluations.
+    history : History
+        All points, values and timings.
+    method : Method
+        The method object (learned structure: ``method.diagnostics()``).
+    """
+
+    x: NDArray[np.float64] | None
+    fun: float
+    success: bool
+    status: int
+    message: str
+    nfev: int
+    nit: int
+    nfailed: int
+    history: History
+    method: Method
+
+    def __repr__(self) -> str:
+        x = None if self.x is None else np.array2string(self.x, precision=5, threshold=8)
+        return (
+            f"OptimizeResult(fun={self.fun:.6g}, x={x}, success={self.success}, "
+            f"nfev={self.nfev}, nfailed={self.nfailed}, message={self.message!r})"
+        )
+
+
+class Optimizer:
+    """Ask/tell interface to any registered method.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        One ``(lower, upper)`` pair per variable, in the user's units.
+    method : str, default "gp-ucb"
+        Registered method name (:func:`hdbo.methods.available_methods`).
+    seed : int or None
+        Seed of every random choice; the same seed gives the same run.
+    budget : int, optional
+        Planned number of evaluations (two-phase methods split it between their phases).
+    direction : {"minimize", "maximize"}, default "minimize"
+        Whether lower or higher values are better.
+    **method_options
+        Options of the method (e.g. ``n_init=5``, ``acq_budget=500``).
+
+    Raises
+    ------
+    ValueError
+        Bad bounds, unknown method or direction, non-positive budget.
+    TypeError
+        An option the method does not take.
+
+    Examples
+    --------
+    >>> opt = Optimizer([(-1, 1), (-1, 1)], method="random", seed=0)
+    >>> x = opt.ask()
+    >>> opt.tell(x, float(x @ x))
+    >>> opt.best[1] == float(x @ x)
+    True
+    """
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        method: str = "gp-ucb",
+        seed: int | None = None,
+        budget: int | None = None,
+        direction: str = "minimize",
+        **method_options: Any,
+    ) -> None:
+        if direction not in _DIRECTIONS:
+            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
+        box = as_box(bounds)
+        self.direction = direction
+        self._sign = -1.0 if direction == "minimize" else 1.0
+        self.method = make_method(method, box, seed=seed, budget=budget, **method_options)
+        self._errors: list[tuple[int, str]] = []
+
+    @property
+    def bounds(self) -> Box:
+        """The search box."""
+        return self.method.bounds
+
+    @property
+    def n_told(self) -> int:
+        """Evaluations told so far."""
+        return self.method.n_told
+
+    def ask(self) -> NDArray[np.float64]:
+        """The next point to evaluate, shape (D,), inside the bounds."""
+        return self.method.ask()
+
+    def tell(self, x: ArrayLike, y: float | None, *, error: str | None = None) -> None:
+        """Report the objective value ``y`` at ``x`` (None/NaN/inf: a failed evaluation).
+
+        Parameters
+        ----------
+        x : array_like of shape (D,)
+        y : float or None
+        error : str, optional
+            Why the evaluation failed (kept in the history).
+        """
+        value = None if y is None else y
+        if value is not None:
+            try:
+                value = float(value)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"y must be a real number or None, got {type(y).__name__}") from exc
+        self.method.tell(x, None if value is None else self._sign * value)
+        if value is None or not np.isfinite(value):
+            self._errors.append((self.method.n_told - 1, error or f"non-finite value {value!r}"))
+
+    @property
+    def best(self) -> tuple[NDArray[np.float64], float] | None:
+        """``(x, y)`` of the best successful evaluation so far (user's sign), or None."""
+        b = self.method.best
+        return None if b is None else (b[0], self._sign * b[1])
+
+    @property
+    def history(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(X, y)`` of every evaluation told (y in the user's sign, NaN = failed)."""
+        return self.method.X_all, self._sign * self.method.y_all
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable snapshot (see :meth:`Method.state_dict`)."""
+        return {"direction": self.direction, "errors": self._errors, "method": self.method.state_dict()}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "Optimizer":
+        """Resume from :meth:`state_dict` output; the next ``ask`` is what it would have been."""
+        obj = cls.__new__(cls)
+        obj.direction = state["direction"]
+        obj._sign = -1.0 if obj.direction == "minimize" else 1.0
+        obj.method = Method.from_state(state["method"])
+        obj._errors = [tuple(e) for e in state["errors"]]  # type: ignore[misc]
+        return obj
+
+
+class _Progress:
+    """A minimal progress display: tqdm when installed, else a carriage-return counter."""
+
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+        self.bar = None
+        self.enabled = enabled
+        self.total, self.n, self.desc = total, 0, desc
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, leave=False)
+            except ImportError:
+                self.bar = None
+
+    def update(self, best: float | None) -> None:
+        if not self.enabled:
+            return
+        self.n += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            if best is not None:
+                self.bar.set_postfix(best=f"{best:.6g}")
+        else:
+            sys.stderr.write(f"\r{self.desc}: {self.n}/{self.total} best={best}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            sys.stderr.write("\n")
+
+
+def _optimize(
+    fun: Callable[..., Any],
+    bounds: Box | ArrayLike,
+    *,
+    direction: str,
+    method: str,
+    budget: int,
+    seed: int | None,
+    args: tuple[Any, ...],
+    callback: Callable[[NDArray[np.float64], float], Any] | None,
+    on_error: str,
+    progress: bool,
+    method_options: dict[str, Any],
+) -> OptimizeResult:
+    if not callable(fun):
+        raise TypeError(f"fun must be callable, got {type(fun).__name__}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+        raise TypeError(f"budget must be an int, got {type(budget).__name__}")
+    if budget <= 0:
+        raise ValueError(f"budget must be > 0, got {budget}")
+    if on_error not in ("record", "raise"):
+        raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    opt = Optimizer(bounds, method=method, seed=seed, budget=int(budget), direction=direction, **method_options)
+    ask_s, eval_s = [], []
+    status = 0
+    bar = _Progress(int(budget), progress, f"hdbo {method}")
+    try:
+        for _ in range(int(budget)):
+            t0 = time.perf_counter()
+            x = opt.ask()
+            t1 = time.perf_counter()
+            error = None
+            try:
+                value = fun(x.copy(), *args)
+                value = None if value is None else float(np.asarray(value, dtype=float).reshape(()))
+            except Exception as exc:  # noqa: BLE001 - the failure policy records it
+                if on_error == "raise":
+                    raise
+                value, error = None, f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"objective raised at evaluation {opt.n_told}: {error}; recorded as failed",
+                              RuntimeWarning, stacklevel=3)
+            t2 = time.perf_counter()
+            if value is not None and not np.isfinite(value):
+                warnings.warn(f"objective returned {value} at evaluation {opt.n_told}; recorded as failed",
+                              RuntimeWarning, stacklevel=3)
+            opt.tell(x, value, error=error)
+            ask_s.append(t1 - t0)
+            eval_s.append(t2 - t1)
+            best = opt.best
+            bar.update(None if best is None else best[1])
+            if callback is not None and value is not None and np.isfinite(value) and callback(x, value):
+                status = 2
+                break
+    finally:
+        bar.close()
+    X, y = opt.history
+    history = History(X=X, y=y, ask_seconds=np.array(ask_s), eval_seconds=np.array(eval_s), errors=list(opt._errors))
+    best = opt.best
+    nfailed = int(np.sum(history.failed))
+    if best is None:
+        status, message = 1, f"all {len(y)} evaluations failed"
+    elif status == 2:
+        message = f"stopped by callback after {len(y)} evaluations ({nfailed} failed)"
+    else:
+        message = f"budget of {len(y)} evaluations used ({nfailed} failed)"
+    return OptimizeResult(
+        x=None if best is None else best[0],
+        fun=float("nan") if best is None else best[1],
+        success=best is not None,
+        status=status,
+        message=message,
+        nfev=len(y),
+        nit=len(y),
+        nfailed=nfailed,
+        history=history,
+        method=opt.method,
+    )
+
+
+def minimize(
+    fun: Callable[..., Any],
+    bounds: Box | ArrayLike,
+    *,
+    method: str = "gp-ucb",
+    budget: int,
+    seed: int | None = None,
+    args: tuple[Any, ...] = (),
+    callback: Callable[[NDArray[np.float64], float], Any] | None = None,
+    on_error: str = "record",
+    progress: bool = False,
+    **method_options: Any,
+) -> OptimizeResult:
+    """Minimize an expensive black-box function over a box.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, *args) -> float`` with ``x`` of shape (D,).
+    bounds : Box or array_like of shape (D, 2)
+        One ``(lower, upper)`` pair per variable.
+    method : str, default "gp-ucb"
+        Registered method name; see ``hdbo list methods``.
+    budget : int
+        Number of evaluations of ``fun``.
+    seed : int, optional
+        The same seed gives the same sequence of points.
+    args : tuple
+        Extra arguments of ``fun``.
+    callback : callable, optional
+        ``callback(x, value)`` after each successful evaluation; returning True stops the run.
+    on_error : {"record", "raise"}, default "record"
+        What to do when ``fun`` raises (see the module's failure policy).
+    progress : bool, default False
+        Show a progress bar (tqdm if installed).
+    **method_options
+        Options of the method, e.g. ``n_init=5`` or ``acq_budget=500``.
+
+    Returns
+    -------
+    OptimizeResult
+
+    Raises
+    ------
+    ValueError
+        Bad bounds, unknown method, budget <= 0, bad ``on_error``.
+    TypeError
+        ``fun`` not callable, non-integer budget, unknown method option.
+
+    Examples
+    --------
+    >>> import hdbo
+    >>> res = hdbo.minimize(lambda x: float((x ** 2).sum()), [(-2, 2)] * 2, method="random",
+    ...                     budget=30, seed=1)
+    >>> res.nfev, res.success
+    (30, True)
+    """
+    return _optimize(fun, bounds, direction="minimize", method=method, budget=budget, seed=seed, args=args,
+                     callback=callback, on_error=on_error, progress=progress, method_options=method_options)
+
+
+def maximize(
+    fun: Callable[..., Any],
+    bounds: Box | ArrayLike,
+    *,
+    method: str = "gp-ucb",
+    budget: int,
+    seed: int | None = None,
+    args: tuple[Any, ...] = (),
+    callback: Callable[[NDArray[np.float64], float], Any] | None = None,
+    on_error: str = "record",
+    progress: bool = False,
+    **method_options: Any,
+) -> OptimizeResult:
+    """Maximize an expensive black-box function over a box (see :func:`minimize`)."""
+    return _optimize(fun, bounds, direction="maximize", method=method, budget=budget, seed=seed, args=args,
+                     callback=callback, on_error=on_error, progress=progress, method_options=method_options)

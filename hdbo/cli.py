@@ -1,0 +1,351 @@
+"""The ``hdbo`` command line: run, reproduce, report, list.
+
+Examples
+--------
+::
+
+    hdbo run --problem branin --dim 20 --method gp-ucb --budget 60
+    hdbo run --problem branin --dim 20 --method random --method gp-ei --seeds 5 --budget 100 --workers 2
+    hdbo list methods
+    hdbo reproduce example --scale quick
+    hdbo report --store runs/example.db --out docs/report.md
+
+Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr),
+130 interrupted (rerun the same command to resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        command = self.prog.partition(" ")[2]  # "hdbo run" -> "run"
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+# ---------------------------------------------------------------------------- helpers
+def parse_key_values(items: Sequence[str] | None, *, option: str) -> dict[str, Any]:
+    """``["a=1", 'k="se"', "flag=true", "name=se"]`` -> dict; values are JSON when they parse.
+
+    Raises
+    ------
+    UsageError
+        An item without ``=`` or with an invalid key.
+    """
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not _KEY.match(key):
+            raise UsageError(f"{option} expects key=value with a Python identifier as key, got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key] = value
+    return out
+
+
+def _method_label(name: str, params: dict[str, Any]) -> str:
+    if not params:
+        return name
+    return name + "(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(params.items())) + ")"
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    lines = [fmt.format(*header), fmt.format(*["-" * w for w in widths])]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def _print_summary(store: Any, run_ids: list[int]) -> None:
+    from .experiments.report import aggregate, format_mean_se
+
+    groups = aggregate(store, run_ids=run_ids)
+    if not groups:
+        print("no finished runs")
+        return
+    rows = []
+    for g in groups:
+        rows.append(
+            [
+                g.problem_label,
+                g.label,
+                str(g.n_runs),
+                str(g.budget),
+                format_mean_se(*g.simple_regret),
+                format_mean_se(*g.best_f),
+                "—" if not math.isfinite(g.wall_seconds) else f"{g.wall_seconds:.2f}",
+            ]
+        )
+    print(
+        _table(
+            rows,
+            ["problem", "method", "runs", "T", "simple regret (mean ± SE)", "best f (mean ± SE)", "seconds/run"],
+        )
+    )
+
+
+def _check_dask(address: str | None) -> None:
+    if address is None:
+        return
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise UsageError("--dask needs dask.distributed: pip install 'hdbo[dask]'") from None
+
+
+def _report_errors(summary: Any) -> int:
+    print(str(summary), file=sys.stderr)
+    for config, err in summary.errors:
+        first = err.strip().splitlines()[0] if err.strip() else "error"
+        print(f"  failed: {config.problem_label} / {config.label} / seed {config.seed}: {first}", file=sys.stderr)
+    return 1 if summary.errors else 0
+
+
+# ---------------------------------------------------------------------------- commands
+def _cmd_list(args: argparse.Namespace) -> int:
+    from .methods import available_methods
+
+    what = args.what
+    if what in (None, "methods"):
+        if what is None:
+            print("methods:")
+        for name in available_methods():
+            print(("  " if what is None else "") + name)
+    if what in (None, "problems"):
+        try:
+            from .problems import available_problems
+        except ImportError:
+            raise UsageError("the problem registry (hdbo.problems) is not available in this installation") from None
+        if what is None:
+            print("problems:")
+        for name in available_problems():
+            print(("  " if what is None else "") + name)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .experiments.runner import build_method, build_problem, run_many
+    from .experiments.store import RunConfig, RunStore
+    from .methods import available_methods
+
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be > 0, got {args.budget}")
+    _check_dask(args.dask)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    if args.seed is not None:
+        seeds = list(dict.fromkeys(args.seed))
+        if any(s < 0 for s in seeds):
+            raise UsageError("--seed values must be >= 0")
+    else:
+        if args.seeds <= 0:
+            raise UsageError(f"--seeds must be > 0, got {args.seeds}")
+        seeds = list(range(args.seeds))
+    known = available_methods()
+    for m in args.method:
+        if m not in known:
+            raise UsageError(f"unknown method {m!r}; available methods: {', '.join(known)}")
+    method_params = parse_key_values(args.param, option="--param")
+    for reserved in ("seed", "budget", "structure", "bounds"):
+        if reserved in method_params:
+            raise UsageError(f"--param {reserved}=... is set by the runner; use --seed/--seeds/--budget")
+    problem_params = parse_key_values(args.problem_param, option="--problem-param")
+    if args.dim is not None:
+        problem_params["dim"] = args.dim
+    if args.noise_std is not None:
+        problem_params["noise_std"] = args.noise_std
+    if args.domain is not None:
+        problem_params["domain"] = args.domain
+
+    configs = [
+        RunConfig(
+            experiment=args.experiment,
+            problem=args.problem,
+            method=m,
+            seed=s,
+            budget=args.budget,
+            problem_params=problem_params,
+            method_params=method_params,
+            label=_method_label(m, method_params),
+        )
+        for m in args.method
+        for s in seeds
+    ]
+    # Fail fast on bad names/parameters: build the problem and each method once.
+    try:
+        problem = build_problem(configs[0])
+        for m in args.method:
+            build_method(next(c for c in configs if c.method == m), problem)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+
+    with RunStore(args.store) as store:
+        summary = run_many(
+            store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
+        )
+        _print_summary(store, summary.run_ids)
+        print(f"\nstore: {args.store} (experiment {args.experiment!r}); the same command resumes unfinished runs")
+    return _report_errors(summary)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .experiments.report import write_report
+    from .experiments.store import RunStore
+
+    try:
+        store = RunStore(args.store, create=False)
+    except FileNotFoundError:
+        raise UsageError(f"store {args.store!r} does not exist") from None
+    with store:
+        if args.experiment is not None and args.experiment not in store.experiments():
+            have = ", ".join(store.experiments()) or "none"
+            raise UsageError(f"no experiment {args.experiment!r} in {args.store} (experiments: {have})")
+        out = write_report(
+            store,
+            args.out,
+            experiment=args.experiment,
+            title=f"hdbo report: {args.experiment}" if args.experiment else "hdbo report",
+            plots=not args.no_plots,
+        )
+    print(f"report written to {out}")
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from .experiments.report import write_report
+    from .experiments.runner import run_many
+    from .experiments.spec import SpecError, find_specs, load_spec, validate_names
+    from .experiments.store import RunStore
+
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    _check_dask(args.dask)
+    try:
+        paths = find_specs(args.name, args.specs_dir)
+        specs = [load_spec(p).at_scale(args.scale) for p in paths]
+        for spec in specs:
+            validate_names(spec)
+    except (SpecError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    names = [s.name for s in specs]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise UsageError(f"several specs of {args.name!r} use the experiment name {sorted(dup)[0]!r}")
+
+    store_path = Path(args.store) if args.store else Path("runs") / f"{args.name}.db"
+    report_path = Path(args.report) if args.report else Path("docs") / "reproductions" / f"{args.name}.md"
+    configs = [c for spec in specs for c in spec.run_configs()]
+    print(
+        f"{args.name} ({args.scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}",
+        file=sys.stderr,
+    )
+    with RunStore(store_path) as store:
+        summary = run_many(
+            store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
+        )
+        write_report(
+            store,
+            report_path,
+            run_ids=summary.run_ids,
+            title=f"Reproduction: {args.name} ({args.scale} scale)",
+            descriptions={s.name: s.description for s in specs},
+            references={s.name: s.references for s in specs},
+        )
+        _print_summary(store, summary.run_ids)
+    print(f"\nreport written to {report_path}")
+    return _report_errors(summary)
+
+
+# ---------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``hdbo`` command."""
+    parser = _Parser(prog="hdbo", description="High-dimensional Bayesian optimization: experiments and reports.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run methods on a problem and store every evaluation")
+    run.add_argument("--problem", required=True, help="problem name (see 'hdbo list problems') or module:factory")
+    run.add_argument("--dim", type=int, help="number of input dimensions of the problem")
+    run.add_argument("--noise-std", type=float, help="standard deviation of the observation noise")
+    run.add_argument("--domain", choices=("unit", "symmetric"), help="problem domain")
+    run.add_argument(
+        "--problem-param", action="append", metavar="KEY=VALUE", help="extra problem parameter (JSON value)"
+    )
+    run.add_argument("--method", action="append", required=True, help="method name; repeat for several methods")
+    run.add_argument(
+        "--param", action="append", metavar="KEY=VALUE", help="method parameter, JSON when it parses (acq_budget=500)"
+    )
+    seeds = run.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=int, default=1, help="number of seeds 0..N-1 (default 1)")
+    seeds.add_argument("--seed", type=int, action="append", help="explicit seed; repeat for several")
+    run.add_argument("--budget", type=int, required=True, help="evaluations per run")
+    run.add_argument("--store", default="runs.db", help="SQLite store (default runs.db)")
+    run.add_argument("--experiment", default="run", help="experiment name in the store (default 'run')")
+    run.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    run.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=_cmd_run)
+
+    lst = sub.add_parser("list", help="list registered methods or problems")
+    lst.add_argument("what", nargs="?", choices=("methods", "problems"))
+    lst.set_defaults(func=_cmd_list)
+
+    rep = sub.add_parser("report", help="markdown tables and regret plots from a store")
+    rep.add_argument("--store", default="runs.db", help="SQLite store (default runs.db)")
+    rep.add_argument("--experiment", help="only this experiment")
+    rep.add_argument("--out", required=True, help="markdown file to write; figures go next to it")
+    rep.add_argument("--no-plots", action="store_true", help="tables only")
+    rep.set_defaults(func=_cmd_report)
+
+    rpr = sub.add_parser("reproduce", help="run the experiment specs of a paper and write the report")
+    rpr.add_argument("name", help="spec set: experiments/NAME/*.toml or experiments/NAME.toml")
+    rpr.add_argument("--scale", choices=("quick", "full"), default="quick", help="quick (default) or full")
+    rpr.add_argument("--store", help="SQLite store (default runs/NAME.db)")
+    rpr.add_argument("--report", help="markdown report (default docs/reproductions/NAME.md)")
+    rpr.add_argument("--specs-dir", help="folder holding the specs (default ./experiments or the repository's)")
+    rpr.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    rpr.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
+    rpr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rpr.set_defaults(func=_cmd_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hdbo`` command; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return int(args.func(args))
+    except UsageError as exc:
+        print(f"hdbo: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    except KeyboardInterrupt:
+        print("hdbo: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,488 @@
+"""Experiment specs: TOML files listing problems x methods x seeds x budget.
+
+A spec describes one experiment (typically one figure or table of a paper). ``hdbo
+reproduce NAME`` runs every spec in ``experiments/NAME/*.toml`` (or ``experiments/NAME.toml``).
+
+Format
+------
+.. code-block:: toml
+
+    name = "branin20"                  # required: experiment name in the store and reports
+    description = "Branin in 20-D"     # optional (default "")
+    budget = 100                       # required: evaluations per run (int > 0)
+    seeds = 10                         # required: a count (seeds 0..9) or a list [0, 5, 7]
+
+    [[problems]]                       # at least one
+    name = "branin"                    # problem registry name (or "module:factory")
+    label = "Branin D=20"              # optional, default built from name and params
+    params = { dim = 20, noise_std = 0.0 }   # optional keyword arguments of problems.get
+
+    [[methods]]                        # at least one
+    name = "gp-ucb"                    # method registry name
+    label = "GP-UCB"                   # optional, default the name; unique within the spec
+    params = { acq_budget = 500 }      # optional keyword arguments of the method
+
+    [scale.quick]                      # optional; also [scale.full]
+    seeds = 2                          # overrides seeds
+    budget = 30                        # overrides budget
+    [scale.quick.method_params."GP-UCB"]   # merged into that method's params (by label)
+    acq_budget = 100
+    [scale.quick.problem_params."Branin D=20"]  # merged into that problem's params (by label)
+    noise_std = 0.01
+
+    [[reference]]                      # optional: values the paper reports, shown in reports
+    problem = "Branin D=20"            # a problem label of this spec
+    method = "GP-UCB"                  # a method label of this spec
+    metric = "simple_regret"           # "simple_regret", "avg_regret" (R_T/T) or "best_f"
+    value = 0.12
+    budget = 100                       # optional: the T the value refers to
+    note = "Fig. 2, read off the plot" # optional
+
+Unknown keys anywhere, missing required fields, wrong types, duplicate labels and overrides
+or references naming a label that does not exist raise :class:`SpecError` (a
+:class:`ValueError`) whose message names the file and the offending entry. The method params
+``seed``, ``budget``, ``structure`` and ``bounds`` are reserved (the runner sets them). A
+problem's ``params`` may fix ``seed`` to use one problem instance for every run; otherwise
+the run seed also seeds the problem instance.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .store import RunConfig, default_problem_label
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "SCALES",
+    "METRICS",
+    "SpecError",
+    "ProblemSpec",
+    "MethodSpec",
+    "ScaleSpec",
+    "ReferenceValue",
+    "ExperimentSpec",
+    "load_spec",
+    "parse_spec",
+    "find_specs",
+    "default_specs_dir",
+    "validate_names",
+]
+
+SCALES = ("quick", "full")
+METRICS = ("simple_regret", "avg_regret", "best_f")
+RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
+
+
+class SpecError(ValueError):
+    """An experiment spec is malformed (the message names the file and the entry)."""
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """One problem of a spec: registry ``name``, report ``label``, keyword ``params``."""
+
+    name: str
+    label: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of a spec: registry ``name``, report ``label``, keyword ``params``."""
+
+    name: str
+    label: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """Overrides applied by ``--scale``: seeds, budget, params merged by label."""
+
+    seeds: list[int] | None = None
+    budget: int | None = None
+    problem_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReferenceValue:
+    """A number the paper reports for (problem label, method label, metric)."""
+
+    problem: str
+    method: str
+    metric: str
+    value: float
+    note: str = ""
+    budget: int | None = None
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A parsed, validated experiment spec.
+
+    Attributes
+    ----------
+    name, description : str
+    problems : list of ProblemSpec
+    methods : list of MethodSpec
+    seeds : list of int
+    budget : int
+    scales : dict of str -> ScaleSpec
+    references : list of ReferenceValue
+    path : Path or None
+        File it was read from.
+    scale : str or None
+        The scale applied by :meth:`at_scale` (None for the base spec).
+    """
+
+    name: str
+    description: str
+    problems: list[ProblemSpec]
+    methods: list[MethodSpec]
+    seeds: list[int]
+    budget: int
+    scales: dict[str, ScaleSpec] = field(default_factory=dict)
+    references: list[ReferenceValue] = field(default_factory=list)
+    path: Path | None = None
+    scale: str | None = None
+
+    def at_scale(self, scale: str | None) -> "ExperimentSpec":
+        """The spec with the overrides of ``scale`` applied (``None``: unchanged).
+
+        A spec without a table for ``scale`` runs at its base settings.
+
+        Raises
+        ------
+        ValueError
+            ``scale`` is not one of ``"quick"``, ``"full"``.
+        """
+        if scale is None:
+            return self
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
+        s = self.scales.get(scale, ScaleSpec())
+        problems = [replace(p, params={**p.params, **s.problem_params.get(p.label, {})}) for p in self.problems]
+        methods = [replace(m, params={**m.params, **s.method_params.get(m.label, {})}) for m in self.methods]
+        return replace(
+            self,
+            problems=problems,
+            methods=methods,
+            seeds=list(s.seeds) if s.seeds is not None else list(self.seeds),
+            budget=s.budget if s.budget is not None else self.budget,
+            scale=scale,
+        )
+
+    def run_configs(self, scale: str | None = None) -> list[RunConfig]:
+        """Every run of the spec (problems x methods x seeds) at ``scale``."""
+        spec = self.at_scale(scale)
+        return [
+            RunConfig(
+                experiment=spec.name,
+                problem=p.name,
+                method=m.name,
+                seed=seed,
+                budget=spec.budget,
+                problem_params=dict(p.params),
+                method_params=dict(m.params),
+                label=m.label,
+                problem_label=p.label,
+            )
+            for p in spec.problems
+            for m in spec.methods
+            for seed in spec.seeds
+        ]
+
+
+# ---------------------------------------------------------------------------- parsing
+class _Ctx:
+    """Builds error messages that name the file and the entry."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(self, where: str, msg: str) -> SpecError:
+        loc = f"{self.source}: {where}: " if where else f"{self.source}: "
+        return SpecError(loc + msg)
+
+    def table(self, obj: Any, where: str) -> dict[str, Any]:
+        if not isinstance(obj, dict):
+            raise self.error(where, f"expected a table, got {_tname(obj)}")
+        return obj
+
+    def keys(self, obj: dict[str, Any], where: str, *, required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+        valid = required + optional
+        unknown = [k for k in obj if k not in valid]
+        if unknown:
+            raise self.error(where, f"unknown key {unknown[0]!r} (valid keys: {', '.join(valid)})")
+        missing = [k for k in required if k not in obj]
+        if missing:
+            raise self.error(where, f"missing required key {missing[0]!r}")
+
+    def string(self, obj: Any, where: str, *, allow_empty: bool = False) -> str:
+        if not isinstance(obj, str) or (not allow_empty and not obj.strip()):
+            raise self.error(where, f"expected a non-empty string, got {_show(obj)}")
+        return obj
+
+    def positive_int(self, obj: Any, where: str) -> int:
+        if isinstance(obj, bool) or not isinstance(obj, int) or obj <= 0:
+            raise self.error(where, f"expected an integer > 0, got {_show(obj)}")
+        return obj
+
+    def seeds(self, obj: Any, where: str) -> list[int]:
+        if isinstance(obj, int) and not isinstance(obj, bool):
+            if obj <= 0:
+                raise self.error(where, f"a seed count must be > 0, got {obj}")
+            return list(range(obj))
+        if isinstance(obj, list) and obj:
+            if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in obj):
+                raise self.error(where, f"seeds must be non-negative integers, got {_show(obj)}")
+            if len(set(obj)) != len(obj):
+                raise self.error(where, f"seeds must be distinct, got {_show(obj)}")
+            return list(obj)
+        raise self.error(where, f"expected a seed count (int > 0) or a non-empty list of seeds, got {_show(obj)}")
+
+
+def _tname(obj: Any) -> str:
+    return {dict: "a table", list: "an array", str: "a string", bool: "a boolean"}.get(type(obj), type(obj).__name__)
+
+
+def _show(obj: Any) -> str:
+    text = json.dumps(obj, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | None = None) -> ExperimentSpec:
+    """Validate a spec given as a dict (the parsed TOML) and build an :class:`ExperimentSpec`.
+
+    Raises
+    ------
+    SpecError
+        Anything malformed; the message names ``source`` and the entry.
+    """
+    ctx = _Ctx(source)
+    ctx.table(data, "")
+    ctx.keys(
+        data,
+        "top level",
+        required=("name", "budget", "seeds", "problems", "methods"),
+        optional=("description", "scale", "reference"),
+    )
+    name = ctx.string(data["name"], "name")
+    description = ctx.string(data.get("description", ""), "description", allow_empty=True)
+    budget = ctx.positive_int(data["budget"], "budget")
+    seeds = ctx.seeds(data["seeds"], "seeds")
+
+    problems: list[ProblemSpec] = []
+    if not isinstance(data["problems"], list) or not data["problems"]:
+        raise ctx.error("problems", "expected at least one [[problems]] entry")
+    for i, entry in enumerate(data["problems"]):
+        where = f"problems[{i}]"
+        ctx.table(entry, where)
+        ctx.keys(entry, where, required=("name",), optional=("label", "params"))
+        pname = ctx.string(entry["name"], f"{where}.name")
+        params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
+        label = ctx.string(entry.get("label", default_problem_label(pname, params)), f"{where}.label")
+        problems.append(ProblemSpec(pname, label, params))
+    _unique([p.label for p in problems], ctx, "problems", "problem label")
+
+    methods: list[MethodSpec] = []
+    if not isinstance(data["methods"], list) or not data["methods"]:
+        raise ctx.error("methods", "expected at least one [[methods]] entry")
+    for i, entry in enumerate(data["methods"]):
+        where = f"methods[{i}]"
+        ctx.table(entry, where)
+        ctx.keys(entry, where, required=("name",), optional=("label", "params"))
+        mname = ctx.string(entry["name"], f"{where}.name")
+        params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
+        _no_reserved(params, ctx, f"{where}.params")
+        label = ctx.string(entry.get("label", mname), f"{where}.label")
+        methods.append(MethodSpec(mname, label, params))
+    _unique([m.label for m in methods], ctx, "methods", "method label")
+
+    problem_labels = {p.label for p in problems}
+    method_labels = {m.label for m in methods}
+
+    scales: dict[str, ScaleSpec] = {}
+    for sname, table in ctx.table(data.get("scale", {}), "scale").items():
+        where = f"scale.{sname}"
+        if sname not in SCALES:
+            raise ctx.error(where, f"unknown scale {sname!r} (valid scales: {', '.join(SCALES)})")
+        ctx.table(table, where)
+        ctx.keys(table, where, required=(), optional=("seeds", "budget", "problem_params", "method_params"))
+        pp = _overrides(table.get("problem_params", {}), problem_labels, ctx, f"{where}.problem_params", "problem")
+        mp = _overrides(table.get("method_params", {}), method_labels, ctx, f"{where}.method_params", "method")
+        for label, params in mp.items():
+            _no_reserved(params, ctx, f"{where}.method_params.{label}")
+        scales[sname] = ScaleSpec(
+            seeds=ctx.seeds(table["seeds"], f"{where}.seeds") if "seeds" in table else None,
+            budget=ctx.positive_int(table["budget"], f"{where}.budget") if "budget" in table else None,
+            problem_params=pp,
+            method_params=mp,
+        )
+
+    references: list[ReferenceValue] = []
+    refs = data.get("reference", [])
+    if not isinstance(refs, list):
+        raise ctx.error("reference", "expected [[reference]] entries (an array of tables)")
+    for i, entry in enumerate(refs):
+        where = f"reference[{i}]"
+        ctx.table(entry, where)
+        ctx.keys(entry, where, required=("problem", "method", "metric", "value"), optional=("note", "budget"))
+        if entry["problem"] not in problem_labels:
+            labels = ", ".join(sorted(problem_labels))
+            raise ctx.error(f"{where}.problem", f"no problem labelled {entry['problem']!r} (labels: {labels})")
+        if entry["method"] not in method_labels:
+            labels = ", ".join(sorted(method_labels))
+            raise ctx.error(f"{where}.method", f"no method labelled {entry['method']!r} (labels: {labels})")
+        if entry["metric"] not in METRICS:
+            raise ctx.error(f"{where}.metric", f"unknown metric {entry['metric']!r} (valid: {', '.join(METRICS)})")
+        value = entry["value"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ctx.error(f"{where}.value", f"expected a number, got {_show(value)}")
+        references.append(
+            ReferenceValue(
+                problem=entry["problem"],
+                method=entry["method"],
+                metric=entry["metric"],
+                value=float(value),
+                note=ctx.string(entry.get("note", ""), f"{where}.note", allow_empty=True),
+                budget=ctx.positive_int(entry["budget"], f"{where}.budget") if "budget" in entry else None,
+            )
+        )
+
+    return ExperimentSpec(
+        name=name,
+        description=description,
+        problems=problems,
+        methods=methods,
+        seeds=seeds,
+        budget=budget,
+        scales=scales,
+        references=references,
+        path=path,
+    )
+
+
+def _unique(labels: list[str], ctx: _Ctx, where: str, what: str) -> None:
+    seen: set[str] = set()
+    for label in labels:
+        if label in seen:
+            raise ctx.error(where, f"duplicate {what} {label!r}; give each entry a distinct label")
+        seen.add(label)
+
+
+def _no_reserved(params: dict[str, Any], ctx: _Ctx, where: str) -> None:
+    for key in RESERVED_METHOD_PARAMS:
+        if key in params:
+            raise ctx.error(where, f"{key!r} is set by the runner and cannot be a method parameter")
+
+
+def _overrides(obj: Any, labels: set[str], ctx: _Ctx, where: str, what: str) -> dict[str, dict[str, Any]]:
+    ctx.table(obj, where)
+    out: dict[str, dict[str, Any]] = {}
+    for label, params in obj.items():
+        if label not in labels:
+            raise ctx.error(where, f"no {what} labelled {label!r} (labels: {', '.join(sorted(labels))})")
+        out[label] = dict(ctx.table(params, f"{where}.{label}"))
+    return out
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and validate a TOML spec file.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    SpecError
+        The file is not valid TOML or not a valid spec.
+    """
+    path = Path(path)
+    with path.open("rb") as fh:
+        try:
+            data = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"{path}: invalid TOML: {exc}") from None
+    return parse_spec(data, source=str(path), path=path)
+
+
+def default_specs_dir() -> Path:
+    """``./experiments`` if it exists, else the ``experiments/`` folder of the hdbo repository."""
+    local = Path("experiments")
+    if local.is_dir():
+        return local
+    return Path(__file__).resolve().parents[2] / "experiments"
+
+
+def find_specs(name: str, specs_dir: str | Path | None = None) -> list[Path]:
+    """Spec files of experiment set ``name``: ``DIR/name/*.toml`` (sorted) or ``DIR/name.toml``.
+
+    Raises
+    ------
+    ValueError
+        Nothing by that name (the message lists what exists).
+    """
+    root = Path(specs_dir) if specs_dir is not None else default_specs_dir()
+    if not isinstance(name, str) or not name or Path(name).name != name:
+        raise ValueError(f"experiment set name must be a plain name, got {name!r}")
+    folder = root / name
+    if folder.is_dir():
+        files = sorted(folder.glob("*.toml"))
+        if files:
+            return files
+    single = root / f"{name}.toml"
+    if single.is_file():
+        return [single]
+    available = available_spec_sets(root)
+    hint = f"; available: {', '.join(available)}" if available else ""
+    raise ValueError(f"no experiment spec {name!r} in {root}{hint}")
+
+
+def available_spec_sets(specs_dir: str | Path | None = None) -> list[str]:
+    """Names accepted by :func:`find_specs` in ``specs_dir``."""
+    root = Path(specs_dir) if specs_dir is not None else default_specs_dir()
+    if not root.is_dir():
+        return []
+    names = {p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml"))}
+    names |= {p.stem for p in root.glob("*.toml")}
+    return sorted(names)
+
+
+def validate_names(spec: ExperimentSpec) -> None:
+    """Check that every method and problem name of ``spec`` is registered.
+
+    ``module:factory`` problems are not checked here (they are imported when run). Problem
+    names are only checked when the problem registry is available.
+
+    Raises
+    ------
+    SpecError
+        An unknown name (the message lists the valid ones).
+    """
+    from ..methods import available_methods
+
+    source = str(spec.path) if spec.path else spec.name
+    methods = available_methods()
+    for m in spec.methods:
+        if m.name not in methods:
+            raise SpecError(f"{source}: method {m.name!r} is not registered (available methods: {', '.join(methods)})")
+    try:
+        from ..problems import available_problems
+    except ImportError:
+        return
+    problems = available_problems()
+    for p in spec.problems:
+        if ":" not in p.name and p.name not in problems:
+            raise SpecError(
+                f"{source}: problem {p.name!r} is not registered (available problems: {', '.join(problems)})"
+            )

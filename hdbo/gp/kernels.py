@@ -1,0 +1,499 @@
+"""Covariance functions with log-space hyperparameters and analytic gradients.
+
+Every kernel exposes (scikit-learn's contract, extended for speed):
+
+* ``theta`` / ``bounds``: free hyperparameters in log space, shape (p,) and (p, 2). A
+  hyperparameter whose lower and upper bound coincide is *fixed*: fitting leaves it alone.
+* ``__call__(X, Y=None)`` -> K of shape (n, m); ``diag(X)`` -> shape (n,).
+* ``gradient(X)`` -> dK/dtheta of shape (n, n, p) (tests and small problems), and
+  ``gradient_contract(X, A)`` -> ``sum_ij A_ij dK_ij/dtheta_p`` of shape (p,), which is what
+  the marginal-likelihood gradient needs and costs O(n^2 d) time and O(n^2) memory.
+* ``grad_x(Xq, X, W)`` -> ``sum_i W[q, i] * d k(Xq[q], X[i]) / d Xq[q]`` of shape (nq, d),
+  which gives the input gradients of the posterior mean and variance in one matrix product.
+
+All kernels here are stationary, so ``k(x, x)`` does not depend on x and its input gradient is
+zero. Kernel conventions differ between papers (SPEC.md §0.A.2): the SE kernel here is
+``s * exp(-r^2 / 2)`` with ``r = ||(x - x') / l||``, i.e. P4/P5's ``sigma exp(-||x-x'||^2 / (2h^2))``
+with ``s = sigma, l = h``; P2's ``exp(-||x-x'||^2 / b^2)`` is ``l = b / sqrt(2)``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.spatial.distance import cdist
+
+__all__ = [
+    "Kernel",
+    "Stationary",
+    "SquaredExponential",
+    "Matern",
+    "Additive",
+    "Projected",
+    "make_kernel",
+]
+
+Array = NDArray[np.float64]
+
+
+def _as_2d(X: ArrayLike, name: str = "X") -> Array:
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[None, :]
+    if X.ndim != 2:
+        raise ValueError(f"{name} must have shape (n, d), got {X.shape}")
+    return X
+
+
+def _log_bounds(bounds: tuple[float, float], name: str) -> tuple[float, float]:
+    lo, hi = (float(b) for b in bounds)
+    if not (0 < lo <= hi < np.inf):
+        raise ValueError(f"{name} must satisfy 0 < lower <= upper < inf, got {bounds!r}")
+    return np.log(lo), np.log(hi)
+
+
+class Kernel(ABC):
+    """Abstract covariance function (see the module docstring for the contract)."""
+
+    @property
+    @abstractmethod
+    def theta(self) -> Array:
+        """Log-space hyperparameters, shape (p,) (a copy)."""
+
+    @theta.setter
+    @abstractmethod
+    def theta(self, value: ArrayLike) -> None: ...
+
+    @property
+    @abstractmethod
+    def bounds(self) -> Array:
+        """Log-space bounds, shape (p, 2)."""
+
+    @property
+    @abstractmethod
+    def hyperparameter_names(self) -> list[str]:
+        """One name per entry of ``theta``."""
+
+    @property
+    def n_params(self) -> int:
+        """Number of entries of ``theta``."""
+        return int(self.theta.size)
+
+    @abstractmethod
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        """Covariance matrix ``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted)."""
+
+    @abstractmethod
+    def diag(self, X: ArrayLike) -> Array:
+        """``k(x, x)`` for every row of X, shape (n,)."""
+
+    @abstractmethod
+    def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        """``sum_ij A_ij dK(X, X)_ij / dtheta``, shape (p,)."""
+
+    @abstractmethod
+    def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        """``sum_i W[q, i] d k(Xq[q], X[i]) / dXq[q]``, shape (nq, d); W of shape (nq, n)."""
+
+    def gradient(self, X: ArrayLike) -> Array:
+        """dK(X, X)/dtheta as a dense tensor of shape (n, n, p) (for small n)."""
+        X = _as_2d(X)
+        n, p = X.shape[0], self.n_params
+        out = np.empty((n, n, p))
+        for i in range(n):
+            for j in range(i, n):
+                A = np.zeros((n, n))
+                A[i, j] = 1.0
+                out[i, j] = out[j, i] = self.gradient_contract(X, A)
+        return out
+
+    def clone(self) -> "Kernel":
+        """A deep copy with the same hyperparameters."""
+        import copy
+
+        return copy.deepcopy(self)
+
+    def __repr__(self) -> str:
+        vals = ", ".join(f"{n}={np.exp(t):.4g}" for n, t in zip(self.hyperparameter_names, self.theta))
+        return f"{type(self).__name__}({vals})"
+
+
+class Stationary(Kernel):
+    """``k(x, x') = s * rho(r^2)`` with ``r^2 = sum_p ((x_p - x'_p) / l_p)^2``.
+
+    Parameters
+    ----------
+    dim : int, optional
+        Input dimension; required when ``ard=True``. Isotropic kernels accept any dimension.
+    lengthscale : float or array_like of shape (dim,), default 1.0
+        Length-scale(s) l (the bandwidth h of Kandasamy et al.).
+    variance : float, default 1.0
+        Signal variance s (the scale sigma of Kandasamy et al.).
+    ard : bool, default False
+        One length-scale per dimension (automatic relevance determination).
+    lengthscale_bounds, variance_bounds : (float, float)
+        Bounds used when fitting; equal bounds fix the hyperparameter.
+
+    Notes
+    -----
+    ``theta = [log s, log l_1, ..., log l_q]`` with q = 1 (isotropic) or q = dim (ARD).
+    Subclasses define ``_profile(r2) -> (rho, drho/dr2)``.
+    """
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        *,
+        lengthscale: float | ArrayLike = 1.0,
+        variance: float = 1.0,
+        ard: bool = False,
+        lengthscale_bounds: tuple[float, float] = (1e-2, 1e2),
+        variance_bounds: tuple[float, float] = (1e-2, 1e2),
+    ) -> None:
+        if ard and dim is None:
+            raise ValueError("dim is required when ard=True")
+        if dim is not None and (not isinstance(dim, (int, np.integer)) or dim < 1):
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.dim = None if dim is None else int(dim)
+        self.ard = bool(ard)
+        q = self.dim if self.ard else 1
+        try:
+            ls = np.broadcast_to(np.asarray(lengthscale, dtype=float), (q,)).copy()
+        except ValueError:
+            ls = np.full(q, np.nan)
+        if np.any(~(ls > 0)) or not np.all(np.isfinite(ls)):
+            raise ValueError(f"lengthscale must be positive with shape ({q},), got {lengthscale!r}")
+        if not (variance > 0 and np.isfinite(variance)):
+            raise ValueError(f"variance must be positive and finite, got {variance!r}")
+        self._theta = np.concatenate([[np.log(variance)], np.log(ls)])
+        lb = _log_bounds(lengthscale_bounds, "lengthscale_bounds")
+        vb = _log_bounds(variance_bounds, "variance_bounds")
+        self._bounds = np.array([vb] + [lb] * q)
+
+    # -- hyperparameters
+    @property
+    def theta(self) -> Array:
+        return self._theta.copy()
+
+    @theta.setter
+    def theta(self, value: ArrayLike) -> None:
+        value = np.asarray(value, dtype=float).reshape(-1)
+        if value.shape != self._theta.shape:
+            raise ValueError(f"theta must have shape {self._theta.shape}, got {value.shape}")
+        self._theta = value.copy()
+
+    @property
+    def bounds(self) -> Array:
+        return self._bounds.copy()
+
+    @bounds.setter
+    def bounds(self, value: ArrayLike) -> None:
+        value = np.asarray(value, dtype=float)
+        if value.shape != self._bounds.shape or np.any(value[:, 0] > value[:, 1]):
+            raise ValueError(f"bounds must have shape {self._bounds.shape} with lower <= upper")
+        self._bounds = value.copy()
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        if self.ard:
+            return ["variance"] + [f"lengthscale_{i}" for i in range(self.dim)]  # type: ignore[arg-type]
+        return ["variance", "lengthscale"]
+
+    @property
+    def variance(self) -> float:
+        """Signal variance s."""
+        return float(np.exp(self._theta[0]))
+
+    @property
+    def lengthscale(self) -> Array:
+        """Length-scale(s), shape (1,) or (dim,)."""
+        return np.exp(self._theta[1:])
+
+    def fix(self, *, variance: float | None = None, lengthscale: float | ArrayLike | None = None) -> "Stationary":
+        """Set and fix (equal bounds) the given hyperparameters; returns self."""
+        if variance is not None:
+            self._theta[0] = np.log(variance)
+            self._bounds[0] = self._theta[0]
+        if lengthscale is not None:
+            self._theta[1:] = np.log(np.broadcast_to(np.asarray(lengthscale, dtype=float), self._theta[1:].shape))
+            self._bounds[1:, 0] = self._theta[1:]
+            self._bounds[1:, 1] = self._theta[1:]
+        return self
+
+    # -- evaluation
+    @abstractmethod
+    def _profile(self, r2: Array) -> tuple[Array, Array]:
+        """``(rho(r2), d rho / d r2)`` elementwise."""
+
+    def _scaled(self, X: Array) -> Array:
+        if self.dim is not None and X.shape[1] != self.dim:
+            raise ValueError(f"X must have {self.dim} columns, got {X.shape[1]}")
+        return X / self.lengthscale
+
+    # Kernels whose profile is not smooth in r^2 at 0 (Matern 1/2 uses sqrt(r^2)) need
+    # distances without the ~1e-16 cancellation error of the fast matrix-product form.
+    _exact_distances = False
+
+    def _sqdist(self, A: Array, B: Array, same: bool = False) -> Array:
+        if self._exact_distances:
+            return cdist(A, B, "sqeuclidean")
+        d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+        if same:
+            np.fill_diagonal(d2, 0.0)
+        return np.maximum(d2, 0.0, out=d2)
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        Xs = self._scaled(_as_2d(X))
+        Ys = Xs if Y is None else self._scaled(_as_2d(Y, "Y"))
+        rho, _ = self._profile(self._sqdist(Xs, Ys, same=Y is None))
+        return self.variance * rho
+
+    def diag(self, X: ArrayLike) -> Array:
+        return np.full(_as_2d(X).shape[0], self.variance)
+
+    def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        X = _as_2d(X)
+        A = np.asarray(A, dtype=float)
+        Xs = self._scaled(X)
+        r2 = self._sqdist(Xs, Xs, same=True)
+        rho, drho = self._profile(r2)
+        s = self.variance
+        out = np.empty(self._theta.size)
+        out[0] = s * np.sum(A * rho)
+        B = A * (s * drho)  # dK/dr2 weighted by A
+        if not self.ard:
+            out[1] = -2.0 * np.sum(B * r2)
+        else:
+            # sum_ij B_ij (xs_ip - xs_jp)^2 for every p, without an (n, n, d) tensor.
+            rows, cols = B.sum(1), B.sum(0)
+            sq = Xs * Xs
+            cross = np.sum(Xs * (B @ Xs), axis=0)
+            out[1:] = -2.0 * (rows @ sq + cols @ sq - 2.0 * cross)
+        return out
+
+    def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        Xq, X = _as_2d(Xq, "Xq"), _as_2d(X)
+        Xqs, Xs = self._scaled(Xq), self._scaled(X)
+        _, drho = self._profile(self._sqdist(Xqs, Xs))
+        C = np.asarray(W, dtype=float) * (self.variance * drho)  # (nq, n)
+        # d r2 / d xq = 2 (xq - x) / l^2
+        return 2.0 * (Xqs * C.sum(1)[:, None] - C @ Xs) / self.lengthscale
+
+
+class SquaredExponential(Stationary):
+    """Squared-exponential kernel ``s * exp(-r^2 / 2)``; see :class:`Stationary`."""
+
+    def _profile(self, r2: Array) -> tuple[Array, Array]:
+        rho = np.exp(-0.5 * r2)
+        return rho, -0.5 * rho
+
+
+class Matern(Stationary):
+    """Matern kernel with smoothness ``nu`` in {1/2, 3/2, 5/2}; see :class:`Stationary`.
+
+    ``nu=0.5: s exp(-r)``, ``nu=1.5: s (1 + sqrt(3) r) exp(-sqrt(3) r)``,
+    ``nu=2.5: s (1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``. For ``nu = 1/2`` the kernel is
+    not differentiable at ``r = 0``; its input gradient there is taken as 0.
+    """
+
+    def __init__(self, dim: int | None = None, *, nu: float = 2.5, **kwargs: object) -> None:
+        if nu not in (0.5, 1.5, 2.5):
+            raise ValueError(f"nu must be 0.5, 1.5 or 2.5, got {nu!r}")
+        self.nu = float(nu)
+        self._exact_distances = self.nu == 0.5
+        super().__init__(dim, **kwargs)  # type: ignore[arg-type]
+
+    def _profile(self, r2: Array) -> tuple[Array, Array]:
+        r = np.sqrt(r2)
+        if self.nu == 0.5:
+            rho = np.exp(-r)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = np.where(r > 0, -rho / (2.0 * np.where(r > 0, r, 1.0)), 0.0)
+            return rho, d
+        if self.nu == 1.5:
+            a = np.sqrt(3.0) * r
+            e = np.exp(-a)
+            return (1.0 + a) * e, -1.5 * e
+        a = np.sqrt(5.0) * r
+        e = np.exp(-a)
+        return (1.0 + a + a * a / 3.0) * e, -(5.0 / 6.0) * (1.0 + a) * e
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("Matern(", f"Matern(nu={self.nu}, ", 1)
+
+
+class Additive(Kernel):
+    """Sum of kernels over disjoint groups of coordinates: ``k(x, x') = sum_j k_j(x[g_j], x'[g_j])``.
+
+    Parameters
+    ----------
+    base : Stationary
+        Kernel applied to each group. Use an isotropic kernel (``dim=None``) when groups
+        differ in size.
+    groups : sequence of sequences of int
+        Disjoint coordinate index sets. Coordinates in no group do not affect the kernel.
+    shared : bool, default True
+        All groups share ``base``'s hyperparameters (Kandasamy et al. 2015: one scale and one
+        bandwidth); otherwise every group gets its own copy of ``base``.
+
+    Notes
+    -----
+    ``group_kernel(j)`` returns group j's kernel acting on that group's coordinates only; the
+    GP uses it for the per-group posterior (eq. 5 of Kandasamy et al. 2015).
+    """
+
+    def __init__(self, base: Stationary, groups: Sequence[Sequence[int]], *, shared: bool = True) -> None:
+        groups = [np.asarray(g, dtype=int).reshape(-1) for g in groups]
+        if not groups or any(g.size == 0 for g in groups):
+            raise ValueError("groups must be a non-empty list of non-empty index lists")
+        allidx = np.concatenate(groups)
+        if np.any(allidx < 0) or np.unique(allidx).size != allidx.size:
+            raise ValueError("groups must be disjoint sets of non-negative coordinate indices")
+        self.groups = groups
+        self.shared = bool(shared)
+        self._kernels = [base] if shared else [base.clone() for _ in groups]
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups M."""
+        return len(self.groups)
+
+    def group_kernel(self, j: int) -> Stationary:
+        """The kernel of group j (acts on that group's coordinates only)."""
+        return self._kernels[0 if self.shared else j]  # type: ignore[return-value]
+
+    def _pairs(self):
+        return ((g, self.group_kernel(j)) for j, g in enumerate(self.groups))
+
+    @property
+    def theta(self) -> Array:
+        return np.concatenate([k.theta for k in self._kernels])
+
+    @theta.setter
+    def theta(self, value: ArrayLike) -> None:
+        value = np.asarray(value, dtype=float).reshape(-1)
+        if value.size != sum(k.n_params for k in self._kernels):
+            raise ValueError(f"theta must have {self.n_params} entries, got {value.size}")
+        i = 0
+        for k in self._kernels:
+            k.theta = value[i : i + k.n_params]
+            i += k.n_params
+
+    @property
+    def bounds(self) -> Array:
+        return np.vstack([k.bounds for k in self._kernels])
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        if self.shared:
+            return list(self._kernels[0].hyperparameter_names)
+        return [f"g{j}.{n}" for j, k in enumerate(self._kernels) for n in k.hyperparameter_names]
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        X = _as_2d(X)
+        Y = X if Y is None else _as_2d(Y, "Y")
+        return sum(k(X[:, g], Y[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
+
+    def group_call(self, j: int, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        """Group j's own kernel matrix ``k_j(X[:, g_j], Y[:, g_j])`` (X, Y in full coordinates)."""
+        X = _as_2d(X)
+        Y = X if Y is None else _as_2d(Y, "Y")
+        g = self.groups[j]
+        return self.group_kernel(j)(X[:, g], Y[:, g])
+
+    def diag(self, X: ArrayLike) -> Array:
+        X = _as_2d(X)
+        return sum(k.diag(X[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
+
+    def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        X = _as_2d(X)
+        parts = [k.gradient_contract(X[:, g], A) for g, k in self._pairs()]
+        return np.sum(parts, axis=0) if self.shared else np.concatenate(parts)
+
+    def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        Xq, X = _as_2d(Xq, "Xq"), _as_2d(X)
+        out = np.zeros_like(Xq)
+        for g, k in self._pairs():
+            out[:, g] = k.grad_x(Xq[:, g], X[:, g], W)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Additive(groups={[g.tolist() for g in self.groups]}, shared={self.shared}, base={self._kernels[0]!r})"
+
+
+class Projected(Kernel):
+    """``k(x, x') = base(W^T x, W^T x')`` for a fixed projection matrix W of shape (D, q).
+
+    W is not a hyperparameter (``theta`` is the base kernel's); methods that learn W
+    (PP/RPP-GP-UCB) set :attr:`projection` and use :meth:`grad_x` of the base kernel.
+    """
+
+    def __init__(self, base: Kernel, projection: ArrayLike) -> None:
+        self.base = base
+        self.projection = projection  # type: ignore[assignment]
+
+    @property
+    def projection(self) -> Array:
+        """The matrix W, shape (D, q)."""
+        return self._W
+
+    @projection.setter
+    def projection(self, W: ArrayLike) -> None:
+        W = np.asarray(W, dtype=float)
+        if W.ndim != 2 or not np.all(np.isfinite(W)):
+            raise ValueError(f"projection must be a finite 2-D array, got shape {W.shape}")
+        self._W = W.copy()
+
+    @property
+    def theta(self) -> Array:
+        return self.base.theta
+
+    @theta.setter
+    def theta(self, value: ArrayLike) -> None:
+        self.base.theta = value
+
+    @property
+    def bounds(self) -> Array:
+        return self.base.bounds
+
+    @property
+    def hyperparameter_names(self) -> list[str]:
+        return self.base.hyperparameter_names
+
+    def _proj(self, X: ArrayLike, name: str = "X") -> Array:
+        X = _as_2d(X, name)
+        if X.shape[1] != self._W.shape[0]:
+            raise ValueError(f"{name} must have {self._W.shape[0]} columns, got {X.shape[1]}")
+        return X @ self._W
+
+    def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        Z = self._proj(X)
+        return self.base(Z, None if Y is None else self._proj(Y, "Y"))
+
+    def diag(self, X: ArrayLike) -> Array:
+        return self.base.diag(self._proj(X))
+
+    def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        return self.base.gradient_contract(self._proj(X), A)
+
+    def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        return self.base.grad_x(self._proj(Xq, "Xq"), self._proj(X), W) @ self._W.T
+
+
+def make_kernel(name: str, dim: int | None = None, *, ard: bool = False, **kwargs: object) -> Stationary:
+    """Build a stationary kernel by name: ``"se"``, ``"matern12"``, ``"matern32"``, ``"matern52"``.
+
+    Raises
+    ------
+    ValueError
+        Unknown name (the message lists the valid ones).
+    """
+    nus = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
+    if name == "se":
+        return SquaredExponential(dim, ard=ard, **kwargs)  # type: ignore[arg-type]
+    if name in nus:
+        return Matern(dim, nu=nus[name], ard=ard, **kwargs)  # type: ignore[arg-type]
+    raise ValueError(f"kernel must be one of 'se', 'matern12', 'matern32', 'matern52', got {name!r}")

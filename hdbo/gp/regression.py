@@ -1,0 +1,465 @@
+"""Exact Gaussian-process regression with an incrementally extended Cholesky factor.
+
+Model: ``y = m + scale * g(x) + noise`` where the outputs are first transformed by a shift
+``m`` (0 for ``mean="zero"``, the sample mean for ``mean="constant"``) and, with
+``standardize=True``, a scale (the sample standard deviation). In transformed units
+``g ~ GP(0, k)`` and the noise is ``N(0, noise_variance)``; the transform is computed by
+:meth:`GaussianProcess.fit` and frozen by :meth:`GaussianProcess.update`, so an update equals a
+refit with the same hyperparameters and transform.
+
+Cost: ``fit`` factorizes once (O(t^3)); ``update`` appends one row to the Cholesky factor in
+O(t^2); ``predict`` on n query points costs O(n t d + n t^2) and is vectorized.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import cho_solve, solve_triangular
+from scipy.optimize import minimize
+
+from ..exceptions import NotFittedError, NumericalError
+from .kernels import Additive, Kernel
+
+__all__ = ["GaussianProcess"]
+
+Array = NDArray[np.float64]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+# Relative jitter levels (times the mean of diag K) tried in turn when a factorization fails.
+_JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+
+
+def _cholesky(K: Array) -> Array | None:
+    try:
+        return np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        return None
+
+
+class GaussianProcess:
+    """Exact GP regression (maximization-agnostic) with hyperparameter fitting.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Covariance function; its ``theta``/``bounds`` are fitted (equal bounds = fixed).
+        The GP owns and modifies this object.
+    noise_variance : float, default 1e-6
+        Observation-noise variance in transformed (standardized) output units.
+    noise_bounds : (float, float), default (1e-8, 1.0)
+        Fitting bounds of ``noise_variance``; equal bounds fix it.
+    mean : {"constant", "zero"}, default "constant"
+        Prior mean: the sample mean of the outputs, or zero.
+    standardize : bool, default True
+        Divide the (shifted) outputs by their sample standard deviation.
+    n_restarts : int, default 5
+        Random restarts (in addition to the current hyperparameters) when fitting.
+
+    Attributes
+    ----------
+    X_ : ndarray of shape (t, d)
+        Training inputs. ``y_`` holds the raw outputs, shape (t,).
+    L_ : ndarray of shape (t, t)
+        Lower Cholesky factor of ``K + (noise_variance + jitter_) I``.
+    alpha_ : ndarray of shape (t,)
+        ``(K + noise I)^{-1} (y - shift) / scale``.
+    jitter_ : float
+        Extra diagonal added to make the factorization succeed (0 when none was needed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hdbo.gp import GaussianProcess, SquaredExponential
+    >>> X = np.linspace(0, 1, 5)[:, None]
+    >>> gp = GaussianProcess(SquaredExponential(1, lengthscale=0.3)).fit(X, np.sin(3 * X[:, 0]), optimize=False)
+    >>> mean, std = gp.predict(X)
+    >>> bool(np.allclose(mean, np.sin(3 * X[:, 0]), atol=1e-3))
+    True
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        *,
+        noise_variance: float = 1e-6,
+        noise_bounds: tuple[float, float] = (1e-8, 1.0),
+        mean: str = "constant",
+        standardize: bool = True,
+        n_restarts: int = 5,
+    ) -> None:
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"kernel must be a hdbo.gp.Kernel, got {type(kernel).__name__}")
+        if mean not in ("constant", "zero"):
+            raise ValueError(f"mean must be 'constant' or 'zero', got {mean!r}")
+        lo, hi = (float(b) for b in noise_bounds)
+        if not (0 < lo <= hi < np.inf):
+            raise ValueError(f"noise_bounds must satisfy 0 < lower <= upper, got {noise_bounds!r}")
+        if not (lo <= noise_variance <= hi):
+            raise ValueError(f"noise_variance={noise_variance!r} must lie within noise_bounds={noise_bounds!r}")
+        if n_restarts < 0:
+            raise ValueError(f"n_restarts must be >= 0, got {n_restarts}")
+        self.kernel = kernel
+        self.noise_variance = float(noise_variance)
+        self.noise_bounds = (lo, hi)
+        self.mean = mean
+        self.standardize = bool(standardize)
+        self.n_restarts = int(n_restarts)
+        self.X_: Array | None = None
+
+    # ================================================================== hyperparameters
+    @property
+    def theta(self) -> Array:
+        """``[kernel.theta..., log noise_variance]``."""
+        return np.append(self.kernel.theta, np.log(self.noise_variance))
+
+    @theta.setter
+    def theta(self, value: ArrayLike) -> None:
+        value = np.asarray(value, dtype=float).reshape(-1)
+        self.kernel.theta = value[:-1]
+        self.noise_variance = float(np.exp(value[-1]))
+
+    @property
+    def bounds(self) -> Array:
+        """Log-space bounds of :attr:`theta`, shape (p + 1, 2)."""
+        return np.vstack([self.kernel.bounds, np.log(self.noise_bounds)])
+
+    # ================================================================== data & factorization
+    @property
+    def n_train(self) -> int:
+        """Number of training points."""
+        return 0 if self.X_ is None else int(self.X_.shape[0])
+
+    def _check_fitted(self) -> None:
+        if self.X_ is None:
+            raise NotFittedError("GaussianProcess is not fitted; call fit(X, y) first")
+
+    def _set_transform(self, y: Array) -> None:
+        self.y_shift_ = float(np.mean(y)) if (self.mean == "constant" and y.size) else 0.0
+        scale = float(np.std(y)) if (self.standardize and y.size > 1) else 1.0
+        self.y_scale_ = scale if scale > 1e-12 * max(1.0, abs(self.y_shift_)) else 1.0
+
+    def _factor(self, X: Array, *, start: float = 0.0, strict: bool = False) -> tuple[Array, float] | None:
+        """Cholesky of K + noise I, escalating jitter; None (strict) or NumericalError on failure."""
+        K = self.kernel(X)
+        K[np.diag_indices_from(K)] += self.noise_variance
+        scale = float(np.mean(np.diag(K))) if K.size else 1.0
+        for rel in _JITTERS:
+            jitter = rel * scale
+            if jitter < start:
+                continue
+            if jitter:
+                K[np.diag_indices_from(K)] += jitter
+            L = _cholesky(K)
+            if jitter:
+                K[np.diag_indices_from(K)] -= jitter
+            if L is not None:
+                return L, jitter
+            if strict and rel >= 1e-6:
+                return None
+        if strict:
+            return None
+        raise NumericalError(
+            f"Cholesky factorization failed for {X.shape[0]} points even with jitter "
+            f"{_JITTERS[-1]:g} x mean(diag K); check for duplicated inputs or extreme hyperparameters"
+        )
+
+    def _refresh_alpha(self) -> None:
+        self.alpha_ = cho_solve((self.L_, True), self._z)
+
+    def fit(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        optimize: bool = True,
+        rng: np.random.Generator | None = None,
+    ) -> "GaussianProcess":
+        """Set the training data, recompute the output transform and factorize.
+
+        Parameters
+        ----------
+        X : array_like of shape (t, d)
+        y : array_like of shape (t,)
+            Finite outputs.
+        optimize : bool, default True
+            Fit the free hyperparameters by maximizing the log marginal likelihood first.
+        rng : Generator, optional
+            Source of the random restarts (required when ``optimize`` and ``n_restarts > 0``).
+
+        Returns
+        -------
+        self
+        """
+        X = np.array(X, dtype=float, ndmin=2)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        if X.shape[0] != y.size:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.size} values")
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+            raise ValueError("X and y must be finite (failed evaluations must be filtered out)")
+        self.X_ = X.copy()
+        self.y_ = y.copy()
+        self._set_transform(y)
+        self._z = (y - self.y_shift_) / self.y_scale_
+        if optimize and y.size >= 2:
+            self.optimize_hyperparameters(rng=rng)
+        self.refactorize()
+        return self
+
+    def refactorize(self) -> "GaussianProcess":
+        """Full O(t^3) factorization of the current data with the current hyperparameters and transform."""
+        self._check_fitted()
+        self.L_, self.jitter_ = self._factor(self.X_)  # type: ignore[misc,arg-type]
+        self.n_full_ = self.n_train
+        self._refresh_alpha()
+        return self
+
+    def update(self, x: ArrayLike, y: float) -> "GaussianProcess":
+        """Add one observation, extending the Cholesky factor in O(t^2).
+
+        The output transform and hyperparameters are kept, so the result equals
+        :meth:`refactorize` on the extended data (to round-off). If the new pivot is not
+        positive (a near-duplicate input) the factor is recomputed with more jitter.
+        """
+        self._check_fitted()
+        x = np.asarray(x, dtype=float).reshape(1, -1)
+        y = float(y)
+        if not (np.all(np.isfinite(x)) and np.isfinite(y)):
+            raise ValueError("x and y must be finite")
+        if x.shape[1] != self.X_.shape[1]:  # type: ignore[union-attr]
+            raise ValueError(f"x must have {self.X_.shape[1]} entries, got {x.shape[1]}")  # type: ignore[union-attr]
+        t = self.n_train
+        z = (y - self.y_shift_) / self.y_scale_
+        k = self.kernel(self.X_, x)[:, 0]
+        kss = float(self.kernel.diag(x)[0]) + self.noise_variance + self.jitter_
+        self.X_ = np.vstack([self.X_, x])
+        self.y_ = np.append(self.y_, y)
+        self._z = np.append(self._z, z)
+        if t == 0:
+            pivot2, l = kss, np.empty(0)
+        else:
+            l = solve_triangular(self.L_, k, lower=True, check_finite=False)
+            pivot2 = kss - float(l @ l)
+        if pivot2 <= 1e-12 * kss:
+            self.L_, self.jitter_ = self._factor(self.X_, start=max(self.jitter_, 1e-10))
+            self.n_full_ = self.n_train
+        else:
+            L = np.zeros((t + 1, t + 1))
+            L[:t, :t] = self.L_
+            L[t, :t] = l
+            L[t, t] = np.sqrt(pivot2)
+            self.L_ = L
+        self._refresh_alpha()
+        return self
+
+    # ================================================================== prediction
+    def _transformed_moments(
+        self, Kq: Array, kdiag: Array, return_grad: bool, Xq: Array | None, grad_fn: Any = None
+    ) -> tuple[Array, ...]:
+        mean = Kq @ self.alpha_
+        V = solve_triangular(self.L_, Kq.T, lower=True, check_finite=False)
+        var = np.maximum(kdiag - np.einsum("ij,ij->j", V, V), 1e-300)
+        std = np.sqrt(var)
+        if not return_grad:
+            return mean, std
+        nq = Kq.shape[0]
+        dmean = grad_fn(np.broadcast_to(self.alpha_, (nq, self.alpha_.size)))
+        Wv = solve_triangular(self.L_, V, lower=True, trans="T", check_finite=False).T  # K^{-1} k(xq)
+        dvar = -2.0 * grad_fn(Wv)
+        dstd = dvar / (2.0 * std[:, None])
+        dstd[var <= 1e-300] = 0.0
+        return mean, std, dmean, dstd
+
+    def predict(self, Xq: ArrayLike, *, return_grad: bool = False) -> tuple[Array, ...]:
+        """Posterior mean and standard deviation of the latent function (no noise).
+
+        Parameters
+        ----------
+        Xq : array_like of shape (n, d)
+        return_grad : bool, default False
+            Also return the input gradients.
+
+        Returns
+        -------
+        mean, std : ndarray of shape (n,)
+        dmean, dstd : ndarray of shape (n, d)
+            Only with ``return_grad=True``.
+        """
+        self._check_fitted()
+        Xq = np.array(Xq, dtype=float, ndmin=2)
+        if Xq.shape[1] != self.X_.shape[1]:  # type: ignore[union-attr]
+            raise ValueError(f"Xq must have {self.X_.shape[1]} columns, got shape {Xq.shape}")  # type: ignore[union-attr]
+        kdiag = self.kernel.diag(Xq)
+        if self.n_train == 0:
+            out = [np.full(Xq.shape[0], self.y_shift_), np.sqrt(kdiag) * self.y_scale_]
+            if return_grad:
+                out += [np.zeros_like(Xq), np.zeros_like(Xq)]
+            return tuple(out)
+        Kq = self.kernel(Xq, self.X_)
+        res = self._transformed_moments(
+            Kq, kdiag, return_grad, Xq, lambda W: self.kernel.grad_x(Xq, self.X_, W)
+        )
+        s = self.y_scale_
+        out = [res[0] * s + self.y_shift_, res[1] * s] + [g * s for g in res[2:]]
+        return tuple(out)
+
+    def _additive(self) -> Additive:
+        if not isinstance(self.kernel, Additive):
+            raise TypeError(f"per-group posteriors need an Additive kernel, got {type(self.kernel).__name__}")
+        return self.kernel
+
+    def predict_group(self, j: int, Zq: ArrayLike, *, return_grad: bool = False) -> tuple[Array, ...]:
+        """Posterior of group j's component ``f_j`` at points given in that group's coordinates.
+
+        Implements eq. (5) of Kandasamy et al. (2015): ``mu_j = k_j(z, X_j) Delta^{-1} y`` and
+        ``sigma_j^2 = k_j(z, z) - k_j(z, X_j) Delta^{-1} k_j(X_j, z)`` with the one factorization
+        of the full additive ``Delta = K + noise I``. Means are in output units without the
+        constant shift: ``sum_j mu_j(x[g_j]) + y_shift_ = mean(x)``.
+
+        Parameters
+        ----------
+        j : int
+            Group index.
+        Zq : array_like of shape (n, d_j)
+            Points in group j's coordinates.
+        return_grad : bool, default False
+            Also return gradients w.r.t. Zq, shape (n, d_j).
+        """
+        self._check_fitted()
+        kern = self._additive()
+        g, kj = kern.groups[j], kern.group_kernel(j)
+        Zq = np.array(Zq, dtype=float, ndmin=2)
+        if Zq.shape[1] != g.size:
+            raise ValueError(f"Zq must have {g.size} columns for group {j}, got shape {Zq.shape}")
+        Xj = self.X_[:, g]  # type: ignore[index]
+        res = self._transformed_moments(kj(Zq, Xj), kj.diag(Zq), return_grad, Zq, lambda W: kj.grad_x(Zq, Xj, W))
+        return tuple(r * self.y_scale_ for r in res)
+
+    def predict_groups(self, Xq: ArrayLike) -> tuple[Array, Array]:
+        """Per-group posterior means and stds at full-dimensional points, each of shape (n, M)."""
+        kern = self._additive()
+        Xq = np.array(Xq, dtype=float, ndmin=2)
+        parts = [self.predict_group(j, Xq[:, g]) for j, g in enumerate(kern.groups)]
+        return np.column_stack([p[0] for p in parts]), np.column_stack([p[1] for p in parts])
+
+    # ================================================================== marginal likelihood
+    def log_marginal_likelihood(
+        self, theta: ArrayLike | None = None, *, eval_gradient: bool = False
+    ) -> float | tuple[float, Array]:
+        """Log marginal likelihood of the transformed outputs.
+
+        ``-1/2 z^T (K + s2 I)^{-1} z - 1/2 log|K + s2 I| - t/2 log 2 pi`` with ``z`` the
+        transformed outputs; the gradient is ``1/2 tr((a a^T - K^{-1}) dK/dtheta)``.
+        ``-inf`` (and a zero gradient) if the matrix cannot be factorized with small jitter.
+
+        Parameters
+        ----------
+        theta : array_like of shape (p + 1,), optional
+            Hyperparameters to evaluate at (default: the current ones; the GP is unchanged).
+        eval_gradient : bool, default False
+            Also return the gradient w.r.t. ``theta``.
+        """
+        self._check_fitted()
+        saved = self.theta
+        if theta is not None:
+            self.theta = theta
+        try:
+            fac = self._factor(self.X_, strict=True)  # type: ignore[arg-type]
+            if fac is None:
+                return (-np.inf, np.zeros(saved.size)) if eval_gradient else -np.inf
+            L, jitter = fac
+            z = self._z
+            alpha = cho_solve((L, True), z)
+            lml = -0.5 * float(z @ alpha) - float(np.sum(np.log(np.diag(L)))) - 0.5 * z.size * _LOG_2PI
+            if not eval_gradient:
+                return lml
+            Kinv = cho_solve((L, True), np.eye(z.size))
+            A = np.outer(alpha, alpha) - Kinv
+            grad = np.empty(saved.size)
+            grad[:-1] = 0.5 * self.kernel.gradient_contract(self.X_, A)
+            grad[-1] = 0.5 * self.noise_variance * float(np.trace(A))
+            return lml, grad
+        finally:
+            self.theta = saved
+
+    def optimize_hyperparameters(self, *, rng: np.random.Generator | None = None) -> "GaussianProcess":
+        """Maximize the log marginal likelihood over the free hyperparameters.
+
+        Multi-start L-BFGS-B within the log-space bounds: from the current hyperparameters
+        and ``n_restarts`` points drawn uniformly in the bounds. The best optimum found is
+        kept (the current values if no start improves on them). Does not refactorize.
+        """
+        self._check_fitted()
+        bounds = self.bounds
+        free = bounds[:, 0] < bounds[:, 1]
+        if not np.any(free):
+            return self
+        if self.n_restarts > 0 and rng is None:
+            raise ValueError("rng is required to draw random restarts (n_restarts > 0)")
+        base = self.theta
+        base[free] = np.clip(base[free], bounds[free, 0], bounds[free, 1])
+
+        def objective(v: Array) -> tuple[float, Array]:
+            th = base.copy()
+            th[free] = v
+            lml, grad = self.log_marginal_likelihood(th, eval_gradient=True)  # type: ignore[misc]
+            if not np.isfinite(lml):
+                return 1e25, np.zeros(v.size)
+            return -lml, -grad[free]
+
+        starts = [base[free]]
+        if self.n_restarts:
+            lo, hi = bounds[free, 0], bounds[free, 1]
+            starts += list(lo + (hi - lo) * rng.random((self.n_restarts, int(free.sum()))))  # type: ignore[union-attr]
+        best_v, best_f = base[free], objective(base[free])[0]
+        for v0 in starts:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = minimize(objective, v0, jac=True, method="L-BFGS-B", bounds=bounds[free])
+            if np.isfinite(res.fun) and res.fun < best_f:
+                best_v, best_f = res.x, float(res.fun)
+        th = base.copy()
+        th[free] = best_v
+        self.theta = th
+        return self
+
+    # ================================================================== persistence
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serializable hyperparameters, transform and factorization history.
+
+        With the same training data, :meth:`load_state` rebuilds a GP identical to this one
+        bit for bit: the last full factorization is redone and the later points re-appended.
+        """
+        self._check_fitted()
+        return {
+            "theta": self.theta.tolist(),
+            "y_shift": self.y_shift_,
+            "y_scale": self.y_scale_,
+            "jitter": self.jitter_,
+            "n_full": self.n_full_,
+            "n": self.n_train,
+        }
+
+    def load_state(self, state: dict[str, Any], X: ArrayLike, y: ArrayLike) -> "GaussianProcess":
+        """Restore from :meth:`state_dict` given the first ``state["n"]`` training points."""
+        X = np.array(X, dtype=float, ndmin=2)
+        y = np.asarray(y, dtype=float).reshape(-1)
+        n, n_full = int(state["n"]), int(state["n_full"])
+        if X.shape[0] < n or y.size < n:
+            raise ValueError(f"load_state needs {n} training points, got {X.shape[0]}")
+        self.theta = state["theta"]
+        self.y_shift_, self.y_scale_ = float(state["y_shift"]), float(state["y_scale"])
+        self.X_, self.y_ = X[:n_full].copy(), y[:n_full].copy()
+        self._z = (self.y_ - self.y_shift_) / self.y_scale_
+        self.L_, self.jitter_ = self._factor(self.X_, start=float(state["jitter"]))
+        self.n_full_ = n_full
+        self._refresh_alpha()
+        for i in range(n_full, n):
+            self.update(X[i], y[i])
+        return self
+
+    def __repr__(self) -> str:
+        return f"GaussianProcess(kernel={self.kernel!r}, noise_variance={self.noise_variance:.3g}, n_train={self.n_train})"

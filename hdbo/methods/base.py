@@ -1,0 +1,316 @@
+"""The interface every optimization method implements: ask / tell / best / state.
+
+A method *maximizes* (as the papers do; :func:`hdbo.minimize` negates). It is built on the
+user's :class:`~hdbo.space.Box` but works in a canonical domain (``domain = "unit"`` for
+``[0, 1]^D``, ``"symmetric"`` for ``[-1, 1]^D``); the base class maps between the two.
+
+Subclasses implement :meth:`Method._ask` (propose a canonical point) and optionally
+:meth:`Method._on_tell`, :meth:`Method._get_internal_state`,
+:meth:`Method._set_internal_state` and :meth:`Method.diagnostics`. They follow the
+scikit-learn convention that ``__init__`` stores each keyword argument under its own name,
+so :meth:`Method.get_params` can rebuild the method for :meth:`Method.from_state`.
+
+Failure policy
+--------------
+``tell(x, y)`` with ``y`` None, NaN or infinite records a *failed* evaluation: it is kept in
+the history (and counts against a budget) but is never shown to a model (``X_obs``/``y_obs``
+only hold successful evaluations). If a method proposes a point that already failed
+(within 1e-9 in the canonical domain, all coordinates), the base class replaces it by a
+uniformly random point, so a deterministic failure cannot stall a run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..exceptions import StateError
+from ..space import Box, as_box
+from ..utils import as_generator, generator_from_state, generator_state, to_jsonable
+
+__all__ = ["Method", "STATE_FORMAT"]
+
+STATE_FORMAT = "hdbo.method/1"
+
+# Constructor arguments that are not hyperparameters of the method.
+_NOT_PARAMS = {"self", "bounds", "seed", "structure"}
+
+
+class Method(ABC):
+    """Base class of every optimization method.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        The user's search box.
+    seed : int, Generator or None
+        Source of every random choice the method makes.
+    budget : int, optional
+        Total number of evaluations the caller plans to make. Methods with phases (SI-BO,
+        HDS) use it to split the budget; others ignore it.
+    structure : dict, optional
+        Known problem structure (``Problem.structure``). Only oracle methods (Add-*,
+        Exact-UCB) use it for optimization; others may report diagnostics against it.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (class attribute).
+    domain : {"unit", "symmetric"}
+        Canonical coordinates the algorithm works in (class attribute).
+    """
+
+    name: ClassVar[str] = ""
+    domain: ClassVar[str] = "unit"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        seed: int | np.random.Generator | None = None,
+        budget: int | None = None,
+        structure: dict[str, Any] | None = None,
+    ) -> None:
+        self.bounds = as_box(bounds)
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
+                raise TypeError(f"budget must be an int or None, got {type(budget).__name__}")
+            if budget <= 0:
+                raise ValueError(f"budget must be > 0, got {budget}")
+            budget = int(budget)
+        self.budget = budget
+        self.seed = seed if isinstance(seed, (int, np.integer)) or seed is None else None
+        self.structure = dict(structure or {})
+        self.rng = as_generator(seed)
+        self.space = Box.unit(self.dim) if self.domain == "unit" else Box.symmetric(self.dim)
+        if self.domain not in ("unit", "symmetric"):
+            raise ValueError(f"domain must be 'unit' or 'symmetric', got {self.domain!r}")
+        self._X: list[NDArray[np.float64]] = []  # user units, as told
+        self._y: list[float] = []  # nan marks a failed evaluation
+
+    # ------------------------------------------------------------------ coordinates
+    @property
+    def dim(self) -> int:
+        """Number of input dimensions D."""
+        return self.bounds.dim
+
+    def to_canonical(self, X: ArrayLike) -> NDArray[np.float64]:
+        """User units -> canonical domain (shape preserved)."""
+        return self.bounds.to_unit(X) if self.domain == "unit" else self.bounds.to_symmetric(X)
+
+    def from_canonical(self, U: ArrayLike) -> NDArray[np.float64]:
+        """Canonical domain -> user units, clipped into the box (shape preserved)."""
+        U = self.space.clip(U)
+        X = self.bounds.from_unit(U) if self.domain == "unit" else self.bounds.from_symmetric(U)
+        return self.bounds.clip(X)
+
+    # ------------------------------------------------------------------ history
+    @property
+    def n_told(self) -> int:
+        """Number of evaluations told so far (failed ones included)."""
+        return len(self._y)
+
+    @property
+    def n_failed(self) -> int:
+        """Number of failed evaluations told so far."""
+        return int(np.sum(~np.isfinite(np.asarray(self._y, dtype=float)))) if self._y else 0
+
+    @property
+    def X_all(self) -> NDArray[np.float64]:
+        """All told points in user units, shape (n_told, D)."""
+        return np.array(self._X, dtype=float).reshape(-1, self.dim)
+
+    @property
+    def y_all(self) -> NDArray[np.float64]:
+        """All told values, NaN for failures, shape (n_told,)."""
+        return np.array(self._y, dtype=float)
+
+    @property
+    def X_obs(self) -> NDArray[np.float64]:
+        """Successful points in canonical coordinates, shape (n_ok, D)."""
+        ok = np.isfinite(self.y_all)
+        return self.to_canonical(self.X_all[ok])
+
+    @property
+    def y_obs(self) -> NDArray[np.float64]:
+        """Successful values, shape (n_ok,)."""
+        y = self.y_all
+        return y[np.isfinite(y)]
+
+    @property
+    def best(self) -> tuple[NDArray[np.float64], float] | None:
+        """``(x, y)`` with the largest successful observed value (user units), or None."""
+        y = self.y_all
+        ok = np.flatnonzero(np.isfinite(y))
+        if ok.size == 0:
+            return None
+        i = int(ok[np.argmax(y[ok])])
+        return self.X_all[i].copy(), float(y[i])
+
+    # ------------------------------------------------------------------ ask / tell
+    def ask(self) -> NDArray[np.float64]:
+        """Propose the next point to evaluate, shape (D,), in user units and inside the box."""
+        u = np.asarray(self._ask(), dtype=float).reshape(-1)
+        if u.size != self.dim or not np.all(np.isfinite(u)):
+            raise RuntimeError(f"{type(self).__name__}._ask returned an invalid point {u!r}")
+        if self._repeats_failure(u):
+            warnings.warn(
+                f"{self.name}: proposed point already failed once; proposing a random point instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            u = self.space.sample(1, self.rng)[0]
+        return self.from_canonical(u)
+
+    def tell(self, x: ArrayLike, y: float | None) -> None:
+        """Record the value ``y`` observed at ``x`` (user units).
+
+        ``y`` None, NaN or +-inf records a failed evaluation (see the module docstring).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` has the wrong shape, is not finite or lies outside the bounds.
+        TypeError
+            If ``y`` is not a real number or None.
+        """
+        x = self.bounds.check_point(x, name="x")
+        if y is None:
+            yv = float("nan")
+        else:
+            try:
+                yv = float(y)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"y must be a real number or None, got {type(y).__name__}") from exc
+        if not np.isfinite(yv):
+            yv = float("nan")
+        self._X.append(x)
+        self._y.append(yv)
+        self._on_tell(self.to_canonical(x), yv)
+
+    def _repeats_failure(self, u: NDArray[np.float64]) -> bool:
+        y = self.y_all
+        if y.size == 0 or np.all(np.isfinite(y)):
+            return False
+        failed = self.to_canonical(self.X_all[~np.isfinite(y)])
+        return bool(np.any(np.max(np.abs(failed - u), axis=1) <= 1e-9))
+
+    # ------------------------------------------------------------------ subclass hooks
+    @abstractmethod
+    def _ask(self) -> NDArray[np.float64]:
+        """Return the next point in canonical coordinates, shape (D,)."""
+
+    def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
+        """Hook called after each tell with the canonical point and value (NaN = failed)."""
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        """JSON-serializable state beyond the history and the generator (default: none)."""
+        return {}
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`_get_internal_state` returned (history is already loaded)."""
+
+    def diagnostics(self) -> dict[str, Any]:
+        """JSON-serializable facts worth storing with a run (learned structure, hyperparameters)."""
+        return {}
+
+    # ------------------------------------------------------------------ parameters & state
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's keyword arguments (beyond bounds/seed/structure) as stored."""
+        params: dict[str, Any] = {}
+        for cls in type(self).__mro__:
+            if cls is object or "__init__" not in vars(cls):
+                continue
+            for pname, p in inspect.signature(cls.__init__).parameters.items():
+                if pname in _NOT_PARAMS or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                    continue
+                if pname not in params:
+                    params[pname] = getattr(self, pname)
+        return params
+
+    def state_dict(self, *, include_history: bool = True) -> dict[str, Any]:
+        """A JSON-serializable snapshot from which :meth:`from_state` resumes exactly.
+
+        Parameters
+        ----------
+        include_history : bool, default True
+            Include the told points and values. The experiment store keeps them in its
+            own table and passes them back to :meth:`from_state` instead.
+        """
+        state: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "method": self.name,
+            "params": to_jsonable(self.get_params()),
+            "bounds": self.bounds.to_dict(),
+            "seed": None if self.seed is None else int(self.seed),
+            "structure": to_jsonable(self.structure),
+            "rng": generator_state(self.rng),
+            "n_told": self.n_told,
+            "internal": to_jsonable(self._get_internal_state()),
+        }
+        if include_history:
+            state["history"] = {
+                "X": self.X_all.tolist(),
+                "y": [None if not np.isfinite(v) else v for v in self._y],
+            }
+        return state
+
+    @classmethod
+    def from_state(
+        cls,
+        state: dict[str, Any],
+        *,
+        history: tuple[ArrayLike, ArrayLike] | None = None,
+    ) -> "Method":
+        """Rebuild a method from :meth:`state_dict` output.
+
+        Called on :class:`Method` itself it looks the class up in the registry by name.
+
+        Parameters
+        ----------
+        state : dict
+            Output of :meth:`state_dict`.
+        history : (X, y), optional
+            Told points (user units) and values, if ``state`` was saved without them.
+
+        Raises
+        ------
+        StateError
+            If the state is of another format or method, or the history length does not
+            match the number of evaluations the state was saved after.
+        """
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            raise StateError(f"state must be a dict with format {STATE_FORMAT!r}")
+        if cls is Method or not cls.name:
+            from .registry import get_method_class
+
+            cls = get_method_class(state["method"])
+        elif state["method"] != cls.name:
+            raise StateError(f"state is for method {state['method']!r}, not {cls.name!r}")
+        obj = cls(Box.from_dict(state["bounds"]), seed=state["seed"], structure=state.get("structure"),
+                  **state["params"])
+        if history is None:
+            if "history" not in state:
+                raise StateError("state has no history; pass history=(X, y)")
+            X, y = state["history"]["X"], state["history"]["y"]
+        else:
+            X, y = history
+        X = np.asarray(X, dtype=float).reshape(-1, obj.dim)
+        y_arr = np.array([np.nan if v is None else v for v in np.asarray(y, dtype=object)], dtype=float)
+        if X.shape[0] != y_arr.size or y_arr.size != state["n_told"]:
+            raise StateError(
+                f"history has {X.shape[0]} points and {y_arr.size} values, state expects {state['n_told']}"
+            )
+        obj._X = [row.copy() for row in X]
+        obj._y = [float(v) for v in y_arr]
+        obj.rng = generator_from_state(state["rng"])
+        obj._set_internal_state(state["internal"])
+        return obj
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dim={self.dim}, n_told={self.n_told})"

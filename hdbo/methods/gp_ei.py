@@ -1,0 +1,46 @@
+"""GP-EI: expected improvement (Mockus 1978; Jones et al. 1998), the baseline of Kandasamy et al. (2015).
+
+Same model, schedule and acquisition maximizer as :mod:`hdbo.methods.gp_ucb`; the
+acquisition is ``E[max(f(x) - y_best - xi, 0)]`` with ``y_best`` the largest observed value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..acquisition import EI
+from ..gp import GaussianProcess
+from ..space import Box
+from .gp_based import GPMethod
+from .registry import register
+
+__all__ = ["GPEI"]
+
+
+@register
+class GPEI(GPMethod):
+    """GP expected improvement on the full box.
+
+    Parameters
+    ----------
+    bounds, seed, budget, structure, n_init, refit_every, kernel, ard, noise_variance,
+    fit_noise, n_restarts, maximizer, acq_budget
+        As in :class:`~hdbo.methods.gp_based.GPMethod`.
+    xi : float, default 0.0
+        Exploration margin added to the incumbent.
+    """
+
+    name = "gp-ei"
+
+    def __init__(self, bounds: Box | ArrayLike, *, xi: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(bounds, **kwargs)
+        if not (np.isfinite(xi) and xi >= 0):
+            raise ValueError(f"xi must be a finite number >= 0, got {xi!r}")
+        self.xi = float(xi)
+
+    def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
+        acq = EI(gp, float(np.max(self.y_obs)), xi=self.xi)
+        return self._maximize(acq, acq.value_and_grad)

@@ -1,0 +1,44 @@
+"""Benchmark problems with known optima, their transforms and the registry.
+
+Every problem is a :class:`Problem` to be **maximized** (usually-minimized functions are
+negated). Build one by name with :func:`get`, e.g. ``get("branin", dim=20, domain="unit",
+seed=3)``, or call a factory such as :func:`branin` directly. :func:`embed` hides a
+problem among more coordinates and :func:`rescale` moves it to ``[0, 1]^D`` or
+``[-1, 1]^D``. A module that defines new problems adds them with one
+:func:`register_problem` line and is imported below.
+"""
+
+from __future__ import annotations
+
+from .base import Problem
+from .registry import ProblemSpec, available_problems, get, problem_spec, register_problem
+from .transforms import embed, rescale
+from .synthetic import (  # also registers the synthetic functions
+    ackley,
+    beale,
+    branin,
+    camelback,
+    hartmann6,
+    hyper_ellipsoid,
+    levy,
+    rosenbrock,
+)
+
+__all__ = [
+    "Problem",
+    "ProblemSpec",
+    "get",
+    "available_problems",
+    "problem_spec",
+    "register_problem",
+    "embed",
+    "rescale",
+    "branin",
+    "beale",
+    "camelback",
+    "hartmann6",
+    "ackley",
+    "levy",
+    "hyper_ellipsoid",
+    "rosenbrock",
+]

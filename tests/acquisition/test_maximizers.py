@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from hdbo.acquisition import MAXIMIZERS, MaximizeResult, maximize, maximize_grid, maximize_lbfgsb
+from hdbo.space import Box
+
+BOUNDS = np.array([[-1.0, 2.0], [0.0, 1.0]])
+C = np.array([0.7, 0.35])
+NAMES = sorted(MAXIMIZERS)
+TOL = {"direct": 0.05, "lbfgsb": 0.05, "grid": 0.05, "random": 0.15}
+
+
+class Counted:
+    """-||x - c||^2 that records every point it is called on."""
+
+    def __init__(self, c=C, fail=None):
+        self.c, self.fail, self.points = c, fail, 0
+
+    def __call__(self, X):
+        assert X.ndim == 2 and X.shape[1] == self.c.size
+        self.points += X.shape[0]
+        v = -np.sum((X - self.c) ** 2, axis=1)
+        if self.fail is not None:
+            v[self.fail(X)] = np.nan
+        return v
+
+    def value_and_grad(self, X):
+        return self(X), -2.0 * (X - self.c)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_contract(name):
+    fun = Counted()
+    res = maximize(name, fun, BOUNDS, budget=500, rng=np.random.default_rng(1))
+    assert isinstance(res, MaximizeResult) and res.method == name
+    assert res.x.shape == (2,) and np.all(res.x >= BOUNDS[:, 0]) and np.all(res.x <= BOUNDS[:, 1])
+    assert res.nfev == fun.points <= 500
+    assert res.value == pytest.approx(-np.sum((res.x - C) ** 2))
+    assert np.linalg.norm(res.x - C) < TOL[name]
+    box = Box(BOUNDS[:, 0], BOUNDS[:, 1])
+    again = maximize(name, Counted(), box, budget=500, rng=np.random.default_rng(1))
+    assert_array_equal(again.x, res.x)
+    assert again.nfev == res.nfev
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("budget", [8, 9, 37, 101])
+def test_budget_never_exceeded(name, budget, rng):
+    fun = Counted(c=np.array([2.0, 1.0]))  # optimum at a corner
+    res = maximize(name, fun, BOUNDS, budget=budget, rng=rng)
+    assert res.nfev == fun.points <= budget
+    assert np.all(res.x >= BOUNDS[:, 0]) and np.all(res.x <= BOUNDS[:, 1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_non_finite_values_do_not_crash(name, rng):
+    fun = Counted(fail=lambda X: X[:, 0] > 0.5)  # NaN on the right part of the box (optimum inside it)
+    res = maximize(name, fun, BOUNDS, budget=300, rng=rng)
+    assert np.isfinite(res.value) and res.x[0] <= 0.5 and res.nfev <= 300
+    everywhere = maximize(name, lambda X: np.full(len(X), np.inf), BOUNDS, budget=50, rng=rng)
+    assert everywhere.value == -np.inf and everywhere.nfev <= 50
+    assert np.all(everywhere.x >= BOUNDS[:, 0]) and np.all(everywhere.x <= BOUNDS[:, 1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_x0_candidates_are_used(name, rng):
+    fun = Counted()
+    res = maximize(name, fun, BOUNDS, budget=20, rng=rng, x0_candidates=np.array([[0.0, 0.0], C]))
+    assert_allclose(res.x, C)
+    assert res.value == 0.0 and res.nfev == fun.points <= 20
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_argument_errors(name, rng):
+    fun = Counted()
+    with pytest.raises(TypeError, match="budget must be an int >= 1, got float"):
+        maximize(name, fun, BOUNDS, budget=10.0, rng=rng)
+    with pytest.raises(ValueError, match="budget must be an int >= 1, got 0"):
+        maximize(name, fun, BOUNDS, budget=0, rng=rng)
+    with pytest.raises(ValueError, match=r"bounds must have shape \(dim, 2\)"):
+        maximize(name, fun, BOUNDS.T[:, :1], budget=10, rng=rng)
+    with pytest.raises(ValueError, match="bounds: lower must be < upper.*dimension 1"):
+        maximize(name, fun, [[0, 1], [1, 1]], budget=10, rng=rng)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator, got int"):
+        maximize(name, fun, BOUNDS, budget=10, rng=0)
+    with pytest.raises(ValueError, match=r"fun must return an array of shape \(\d+,\)"):
+        maximize(name, lambda X: np.zeros((len(X), 1)), BOUNDS, budget=10, rng=rng)
+    with pytest.raises(ValueError, match=r"x0_candidates must have shape \(m, 2\)"):
+        maximize(name, fun, BOUNDS, budget=10, rng=rng, x0_candidates=np.zeros((1, 3)))
+
+
+def test_unknown_name(rng):
+    with pytest.raises(ValueError, match=r"unknown maximizer 'cmaes'; valid names are \['direct', 'grid'"):
+        maximize("cmaes", Counted(), BOUNDS, budget=10, rng=rng)
+
+
+@pytest.mark.parametrize("analytic", [True, False])
+def test_lbfgsb_gradient_modes(analytic, rng):
+    d = 6
+    c = np.linspace(0.1, 0.9, d)
+    fun = Counted(c=c)
+    res = maximize_lbfgsb(
+        fun, np.tile([0.0, 1.0], (d, 1)), budget=600, rng=rng, n_starts=3,
+        fun_and_grad=fun.value_and_grad if analytic else None,
+    )
+    assert res.n_starts == 3 and res.nfev == fun.points <= 600
+    assert_allclose(res.x, c, atol=1e-4)
+
+
+def test_lbfgsb_option_errors(rng):
+    with pytest.raises(ValueError, match="n_raw must be >= 1 when no x0_candidates"):
+        maximize_lbfgsb(Counted(), BOUNDS, budget=10, rng=rng, n_raw=0)
+    with pytest.raises(ValueError, match="n_starts must be an int >= 1, got 0"):
+        maximize_lbfgsb(Counted(), BOUNDS, budget=10, rng=rng, n_starts=0)
+    with pytest.raises(ValueError, match=r"fun_and_grad grads must return an array of shape \(1, 2\)"):
+        bad_grad = lambda X: (np.zeros(len(X)), np.zeros(2))  # noqa: E731
+        maximize_lbfgsb(Counted(), BOUNDS, budget=10, rng=rng, fun_and_grad=bad_grad)
+
+
+def test_grid_layout_and_limits(rng):
+    fun = Counted(c=np.array([0.5]))
+    res = maximize_grid(fun, [[0.0, 1.0]], budget=5, rng=rng)
+    assert res.nfev == 5
+    assert_allclose(res.x, [0.5])
+    assert maximize_grid(Counted(), BOUNDS, budget=1000, rng=rng).nfev == 31**2
+    assert maximize_grid(Counted(np.zeros(3)), np.tile([0, 1.0], (3, 1)), budget=1000, rng=rng).nfev == 1000
+    with pytest.raises(ValueError, match="grid search supports 1 <= d <= 3 dimensions, got d=4"):
+        maximize_grid(Counted(np.zeros(4)), np.tile([0, 1.0], (4, 1)), budget=10**4, rng=rng)
+    with pytest.raises(ValueError, match=r"budget must leave at least 2\*\*d = 4 points"):
+        maximize_grid(Counted(), BOUNDS, budget=3, rng=rng)

@@ -1,0 +1,190 @@
+"""TOML experiment specs: parsing, scales, validation errors, lookup of spec files."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hdbo.experiments.spec import (
+    SpecError,
+    available_spec_sets,
+    default_specs_dir,
+    find_specs,
+    load_spec,
+    parse_spec,
+    tomllib,
+    validate_names,
+)
+
+REPO_SPECS = Path(__file__).resolve().parents[2] / "experiments"
+
+GOOD = """
+name = "demo"
+description = "a demo"
+budget = 20
+seeds = 3
+
+[[problems]]
+name = "quad"
+label = "Q3"
+params = { dim = 3 }
+
+[[problems]]
+name = "quad"
+params = { dim = 5 }
+
+[[methods]]
+name = "random"
+label = "R"
+
+[[methods]]
+name = "gp-ucb"
+params = { acq_budget = 500, kernel = "se" }
+
+[scale.quick]
+seeds = [4, 7]
+budget = 5
+[scale.quick.method_params.gp-ucb]
+acq_budget = 50
+[scale.quick.problem_params.Q3]
+noise_std = 0.1
+
+[scale.full]
+budget = 100
+
+[[reference]]
+problem = "Q3"
+method = "gp-ucb"
+metric = "simple_regret"
+value = 0.25
+budget = 100
+note = "Fig. 1"
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_parse_good_spec(tmp_path):
+    spec = load_spec(_write(tmp_path, GOOD))
+    assert spec.name == "demo" and spec.description == "a demo"
+    assert spec.seeds == [0, 1, 2] and spec.budget == 20
+    assert [p.label for p in spec.problems] == ["Q3", "quad(dim=5)"]
+    assert [m.label for m in spec.methods] == ["R", "gp-ucb"]
+    assert spec.methods[1].params == {"acq_budget": 500, "kernel": "se"}
+    assert spec.references[0].value == 0.25 and spec.references[0].budget == 100
+    configs = spec.run_configs()
+    assert len(configs) == 2 * 2 * 3
+    assert {c.experiment for c in configs} == {"demo"}
+    assert {(c.problem_label, c.label) for c in configs} == {
+        ("Q3", "R"), ("Q3", "gp-ucb"), ("quad(dim=5)", "R"), ("quad(dim=5)", "gp-ucb")
+    }
+
+
+def test_scales_override(tmp_path):
+    spec = load_spec(_write(tmp_path, GOOD))
+    quick = spec.at_scale("quick")
+    assert quick.seeds == [4, 7] and quick.budget == 5 and quick.scale == "quick"
+    assert quick.methods[1].params == {"acq_budget": 50, "kernel": "se"}
+    assert quick.methods[0].params == {}
+    assert quick.problems[0].params == {"dim": 3, "noise_std": 0.1}
+    assert quick.problems[1].params == {"dim": 5}
+    full = spec.at_scale("full")
+    assert full.seeds == [0, 1, 2] and full.budget == 100
+    assert spec.methods[1].params["acq_budget"] == 500  # the base spec is unchanged
+    configs = spec.run_configs("quick")
+    assert {c.seed for c in configs} == {4, 7} and {c.budget for c in configs} == {5}
+    with pytest.raises(ValueError, match="scale must be one of"):
+        spec.at_scale("huge")
+
+
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda s: s.replace('budget = 20\n', ''), r"top level: missing required key 'budget'"),
+        (lambda s: s.replace('seeds = 3', 'seeds = 3\nrepeats = 2'), r"unknown key 'repeats' \(valid keys: "),
+        (lambda s: s.replace('label = "R"', 'label = "R"\nparms = {}'), r"methods\[0\]: unknown key 'parms'"),
+        (lambda s: s.replace('label = "R"', 'label = "gp-ucb"'), r"duplicate method label 'gp-ucb'"),
+        (lambda s: s.replace('budget = 20', 'budget = 0'), r"budget: expected an integer > 0, got 0"),
+        (lambda s: s.replace('budget = 20', 'budget = "20"'), r"budget: expected an integer > 0"),
+        (lambda s: s.replace('seeds = 3', 'seeds = [1, 1]'), r"seeds must be distinct"),
+        (lambda s: s.replace('seeds = 3', 'seeds = [-1]'), r"seeds must be non-negative integers"),
+        (lambda s: s.replace('[scale.full]', '[scale.huge]'), r"unknown scale 'huge' \(valid scales: quick, full\)"),
+        (lambda s: s.replace('method_params.gp-ucb', 'method_params.GP'), r"no method labelled 'GP'"),
+        (lambda s: s.replace('problem_params.Q3', 'problem_params.Q9'), r"no problem labelled 'Q9'"),
+        (lambda s: s.replace('metric = "simple_regret"', 'metric = "regret"'), r"unknown metric 'regret'"),
+        (lambda s: s.replace('problem = "Q3"', 'problem = "Q4"'), r"reference\[0\].problem: no problem labelled"),
+        (lambda s: s.replace('value = 0.25', 'value = "small"'), r"reference\[0\].value: expected a number"),
+        (lambda s: s.replace('name = "random"', 'name = "random"\nparams = { seed = 3 }'), r"'seed' is set by"),
+        (lambda s: s.replace('acq_budget = 50', 'budget = 50'), r"'budget' is set by the runner"),
+        (lambda s: s.replace('name = "demo"', 'name = ""'), r"name: expected a non-empty string"),
+        (lambda s: s.split("[[methods]]")[0], r"missing required key 'methods'"),
+    ],
+)
+def test_validation_errors(tmp_path, edit, match):
+    path = _write(tmp_path, edit(GOOD))
+    with pytest.raises(SpecError, match=match) as info:
+        load_spec(path)
+    assert str(path) in str(info.value)
+
+
+def test_invalid_toml_and_non_table(tmp_path):
+    with pytest.raises(SpecError, match="invalid TOML"):
+        load_spec(_write(tmp_path, "name = = 1"))
+    with pytest.raises(SpecError, match=r"problems: expected at least one"):
+        parse_spec({"name": "x", "budget": 1, "seeds": 1, "problems": [], "methods": [{"name": "random"}]})
+    with pytest.raises(SpecError, match=r"problems\[0\]: expected a table, got an array"):
+        parse_spec({"name": "x", "budget": 1, "seeds": 1, "problems": [[1]], "methods": [{"name": "random"}]})
+
+
+def test_validate_names(tmp_path):
+    spec = load_spec(_write(tmp_path, GOOD.replace('name = "gp-ucb"', 'name = "no-such-method"\nlabel = "gp-ucb"')))
+    with pytest.raises(SpecError, match=r"method 'no-such-method' is not registered \(available methods: .*random"):
+        validate_names(spec)
+
+
+def test_find_specs_folder_and_file(tmp_path):
+    (tmp_path / "paper").mkdir()
+    _write(tmp_path / "paper", GOOD, "b.toml")
+    _write(tmp_path / "paper", GOOD, "a.toml")
+    _write(tmp_path, GOOD, "single.toml")
+    assert [p.name for p in find_specs("paper", tmp_path)] == ["a.toml", "b.toml"]
+    assert [p.name for p in find_specs("single", tmp_path)] == ["single.toml"]
+    assert available_spec_sets(tmp_path) == ["paper", "single"]
+    with pytest.raises(ValueError, match=r"no experiment spec 'nope' in .*available: paper, single"):
+        find_specs("nope", tmp_path)
+    with pytest.raises(ValueError, match="plain name"):
+        find_specs("../paper", tmp_path)
+
+
+def test_default_specs_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert default_specs_dir().resolve() == REPO_SPECS  # no ./experiments here: the repository's
+    (tmp_path / "experiments").mkdir()
+    assert default_specs_dir() == Path("experiments")
+
+
+def test_example_spec():
+    paths = find_specs("example", REPO_SPECS)
+    assert [p.name for p in paths] == ["branin20.toml"]
+    spec = load_spec(paths[0])
+    assert [m.name for m in spec.methods] == ["random", "gp-ucb", "gp-ei"]
+    assert spec.problems[0].name == "branin" and spec.problems[0].params == {"dim": 20}
+    quick, full = spec.at_scale("quick"), spec.at_scale("full")
+    assert (quick.seeds, quick.budget) == ([0, 1], 30)
+    assert (full.seeds, full.budget) == (list(range(10)), 100)
+
+
+def test_readme_format_example_is_a_valid_spec():
+    text = (REPO_SPECS / "README.md").read_text()
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    spec = parse_spec(tomllib.loads(block), source="README.md")
+    quick = spec.at_scale("quick")
+    assert quick.methods[0].params == {"acq_budget": 100}
+    assert quick.problems[0].params["noise_std"] == 0.01
+    assert spec.references[0].metric == "simple_regret"

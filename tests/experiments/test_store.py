@@ -1,0 +1,152 @@
+"""The SQLite run store: identity of runs, exact round trips, one-transaction appends."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+from _hdbo_test_problems import make_config
+from numpy.testing import assert_array_equal
+
+from hdbo.experiments.store import SCHEMA_VERSION, Evaluation, RunConfig, RunStore, canonical_json
+
+
+def _ev(t: int, x, y, *, failed: bool = False, error: str | None = None) -> Evaluation:
+    return Evaluation(
+        t=t, x=x, y=y, f=y, regret=None if y is None else -y, failed=failed, error=error,
+        ask_seconds=0.001, eval_seconds=0.002,
+    )
+
+
+def test_schema_version_and_wal(store):
+    assert store.schema_version == SCHEMA_VERSION
+    mode = store._conn.execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_same_config_is_the_same_run(store):
+    a = store.get_or_create_run(make_config())
+    b = store.get_or_create_run(make_config())
+    assert a.id == b.id and a.status == "pending"
+    # parameter order does not matter; values do
+    c = store.get_or_create_run(make_config(problem_params={"dim": 3, "noise_std": 0.0}))
+    d = store.get_or_create_run(make_config(problem_params={"noise_std": 0.0, "dim": 3}))
+    assert c.id == d.id != a.id
+    for other in (make_config(seed=1), make_config(budget=9), make_config(label="R"), make_config(experiment="e2"),
+                  make_config(method_params={"x": 1})):
+        assert store.get_or_create_run(other).id not in (a.id, c.id)
+    assert len(store.list_runs()) == 7
+    assert store.find_run(make_config(seed=99)) is None
+
+
+def test_config_round_trip_and_defaults(store):
+    cfg = make_config(method_params={"kernel": "se", "acq_budget": 50})
+    assert cfg.label == "random"
+    assert cfg.problem_label == "_hdbo_test_problems:quadratic(dim=3)"
+    rec = store.get_or_create_run(cfg)
+    assert rec.config == cfg
+    assert RunConfig(**cfg.to_dict()) == cfg
+    assert rec.hdbo_version
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="budget must be > 0"):
+        make_config(budget=0)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        make_config(seed=1.5)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        make_config(seed=-1)
+    with pytest.raises(TypeError, match="problem_params must be a dict"):
+        make_config(problem_params=[("dim", 3)])
+
+
+def test_floats_round_trip_exactly(store):
+    run = store.get_or_create_run(make_config())
+    x = np.array([0.1, 1.0 / 3.0, np.nextafter(0.5, 1.0)])
+    y = -np.pi * 1e-7
+    store.append_evaluation(run.id, _ev(0, x, y), method_state={"v": 1.0 / 7.0}, noise_rng_state=None,
+                            wall_seconds=0.5)
+    ev = store.load_evaluations(run.id)
+    assert_array_equal(ev.X[0], x)
+    assert ev.y[0] == y and ev.f[0] == y and ev.regret[0] == -y
+    assert store.get_run(run.id).method_state == {"v": 1.0 / 7.0}
+
+
+def test_failed_evaluation_is_null(store):
+    run = store.get_or_create_run(make_config())
+    store.append_evaluation(run.id, _ev(0, [0.5, 0.5, 0.5], None, failed=True, error="boom"),
+                            method_state={}, noise_rng_state=None, wall_seconds=0.1)
+    store.append_evaluation(run.id, _ev(1, [0.2, 0.5, 0.5], 1.5), method_state={}, noise_rng_state=None,
+                            wall_seconds=0.2)
+    ev = store.load_evaluations(run.id)
+    assert len(ev) == 2
+    assert_array_equal(ev.failed, [True, False])
+    assert np.isnan(ev.y[0]) and ev.y[1] == 1.5
+    assert ev.errors == ["boom", None]
+    raw = store._conn.execute("SELECT y FROM evaluations WHERE run_id = ? AND t = 0", (run.id,)).fetchone()[0]
+    assert raw is None
+
+
+def test_append_is_one_transaction(store):
+    """A failing append (duplicate t) must not leave the new method state behind."""
+    run = store.get_or_create_run(make_config())
+    store.append_evaluation(run.id, _ev(0, [0.5] * 3, 1.0), method_state={"n": 1}, noise_rng_state={"s": 1},
+                            wall_seconds=1.0)
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append_evaluation(run.id, _ev(0, [0.1] * 3, 2.0), method_state={"n": 2}, noise_rng_state={"s": 2},
+                                wall_seconds=2.0)
+    rec = store.get_run(run.id)
+    assert rec.method_state == {"n": 1} and rec.noise_rng_state == {"s": 1} and rec.wall_seconds == 1.0
+    assert rec.n_evaluations == 1
+
+
+def test_status_transitions_and_listing(store):
+    a = store.get_or_create_run(make_config(seed=0))
+    b = store.get_or_create_run(make_config(seed=1, experiment="other"))
+    store.start_run(a.id, noise_rng_state={"k": 1})
+    assert store.get_run(a.id).status == "running" and store.get_run(a.id).started_at is not None
+    store.fail_run(a.id, "KeyboardInterrupt")
+    assert store.get_run(a.id).status == "failed" and store.get_run(a.id).error == "KeyboardInterrupt"
+    store.finish_run(b.id, diagnostics={"note": "ok"}, wall_seconds=3.0)
+    rb = store.get_run(b.id)
+    assert rb.status == "finished" and rb.diagnostics == {"note": "ok"} and rb.error is None
+    assert [r.id for r in store.list_runs(status="finished")] == [b.id]
+    assert [r.id for r in store.list_runs(experiment="exp")] == [a.id]
+    assert [r.id for r in store.list_runs(ids=[b.id])] == [b.id]
+    assert store.experiments() == ["exp", "other"]
+    with pytest.raises(ValueError, match="status must be one of"):
+        store.list_runs(status="done")
+    with pytest.raises(KeyError, match="no run with id 999"):
+        store.get_run(999)
+
+
+def test_missing_store_without_create(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        RunStore(tmp_path / "nope.db", create=False)
+    assert not (tmp_path / "nope.db").exists()
+
+
+def test_two_connections_see_each_other(tmp_path):
+    path = tmp_path / "shared.db"
+    with RunStore(path) as s1, RunStore(path) as s2:
+        run = s1.get_or_create_run(make_config())
+        assert s2.get_or_create_run(make_config()).id == run.id
+        s2.append_evaluation(run.id, _ev(0, [0.5] * 3, 1.0), method_state={}, noise_rng_state=None,
+                             wall_seconds=0.1)
+        assert s1.n_evaluations(run.id) == 1
+
+
+def test_canonical_json_sorted_and_exact():
+    assert canonical_json({"b": 1, "a": [0.1, 2]}) == '{"a":[0.1,2],"b":1}'
+    v = 1.0 / 3.0
+    assert json.loads(canonical_json({"v": v}))["v"] == v
+
+
+def test_delete_run(store):
+    run = store.get_or_create_run(make_config())
+    store.append_evaluation(run.id, _ev(0, [0.5] * 3, 1.0), method_state={}, noise_rng_state=None, wall_seconds=0.1)
+    store.delete_run(run.id)
+    assert store.list_runs() == [] and store.n_evaluations(run.id) == 0
+    assert store.get_or_create_run(make_config()).status == "pending"

@@ -1,0 +1,192 @@
+"""Exact GP: textbook posterior, incremental update, likelihood gradient, fitting, per-group posterior."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from hdbo.exceptions import NotFittedError
+from hdbo.gp import Additive, GaussianProcess, Matern, SquaredExponential
+
+
+def _data(rng, n=30, d=3):
+    X = rng.random((n, d))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 - 0.5 * X[:, 2] + 0.01 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("mean,standardize", [("zero", False), ("constant", True)])
+def test_posterior_equals_textbook_formulas(rng, mean, standardize):
+    X, y = _data(rng)
+    kern = Matern(3, nu=2.5, ard=True, lengthscale=[0.4, 0.6, 0.8], variance=1.5)
+    gp = GaussianProcess(kern, noise_variance=1e-3, mean=mean, standardize=standardize).fit(X, y, optimize=False)
+    Xq = rng.random((11, 3))
+    shift = y.mean() if mean == "constant" else 0.0
+    scale = y.std() if standardize else 1.0
+    K = kern(X) + 1e-3 * np.eye(len(y))
+    kq = kern(Xq, X)
+    mu = shift + scale * kq @ np.linalg.solve(K, (y - shift) / scale)
+    var = scale**2 * (kern.diag(Xq) - np.einsum("ij,ji->i", kq, np.linalg.solve(K, kq.T)))
+    m, s = gp.predict(Xq)
+    assert_allclose(m, mu, rtol=1e-9, atol=1e-10)
+    assert_allclose(s, np.sqrt(var), rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("kernel", [SquaredExponential(3, ard=True), Matern(nu=0.5), Matern(nu=1.5)])
+def test_incremental_update_equals_full_refit(rng, kernel):
+    X, y = _data(rng, n=40)
+    gp = GaussianProcess(kernel, noise_variance=1e-4).fit(X[:15], y[:15], optimize=False)
+    for i in range(15, 40):
+        gp.update(X[i], y[i])
+    assert gp.n_train == 40
+    Xq = rng.random((20, 3))
+    m_inc, s_inc = gp.predict(Xq)
+    L_inc = gp.L_.copy()
+    gp.refactorize()
+    m_full, s_full = gp.predict(Xq)
+    assert_allclose(L_inc, gp.L_, atol=1e-8)
+    assert_allclose(m_inc, m_full, atol=1e-8)
+    assert_allclose(s_inc, s_full, atol=1e-8)
+    # with a fixed transform (zero mean, no scaling) this is the same as a fresh fit
+    fresh = GaussianProcess(kernel, noise_variance=1e-4, mean="zero", standardize=False)
+    inc = GaussianProcess(kernel, noise_variance=1e-4, mean="zero", standardize=False).fit(X[:1], y[:1], optimize=False)
+    for i in range(1, 40):
+        inc.update(X[i], y[i])
+    fresh.fit(X, y, optimize=False)
+    assert_allclose(inc.predict(Xq)[0], fresh.predict(Xq)[0], atol=1e-8)
+
+
+def test_prediction_gradients_match_finite_differences(rng):
+    X, y = _data(rng)
+    gp = GaussianProcess(Matern(3, nu=2.5, ard=True, lengthscale=[0.3, 0.5, 0.7])).fit(X, y, optimize=False)
+    Xq = rng.random((6, 3))
+    m, s, dm, ds = gp.predict(Xq, return_grad=True)
+    h = 1e-6
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = h
+        mp, sp = gp.predict(Xq + e)
+        mm, sm = gp.predict(Xq - e)
+        assert_allclose(dm[:, i], (mp - mm) / (2 * h), rtol=1e-5, atol=1e-6)
+        assert_allclose(ds[:, i], (sp - sm) / (2 * h), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [SquaredExponential(3, ard=True, lengthscale=[0.3, 0.5, 0.7]), Matern(nu=1.5),
+     Additive(SquaredExponential(lengthscale=0.4), [[0, 1], [2]])],
+)
+def test_lml_gradient_matches_finite_differences(rng, kernel):
+    X, y = _data(rng)
+    gp = GaussianProcess(kernel, noise_variance=1e-2).fit(X, y, optimize=False)
+    lml, grad = gp.log_marginal_likelihood(eval_gradient=True)
+    theta = gp.theta
+    h = 1e-5
+    fd = []
+    for p in range(theta.size):
+        e = np.zeros_like(theta)
+        e[p] = h
+        fd.append((gp.log_marginal_likelihood(theta + e) - gp.log_marginal_likelihood(theta - e)) / (2 * h))
+    assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+    assert_allclose(gp.theta, theta)  # evaluation at other theta leaves the GP unchanged
+    assert lml == pytest.approx(gp.log_marginal_likelihood())
+
+
+def test_fitting_increases_likelihood_and_respects_bounds(rng):
+    X, y = _data(rng, n=40)
+    gp = GaussianProcess(SquaredExponential(3, ard=True, lengthscale=5.0), noise_variance=0.5).fit(X, y, optimize=False)
+    before = gp.log_marginal_likelihood()
+    gp.fit(X, y, optimize=True, rng=rng)
+    after = gp.log_marginal_likelihood()
+    assert after > before + 10
+    b = gp.bounds
+    assert np.all(gp.theta >= b[:, 0] - 1e-12) and np.all(gp.theta <= b[:, 1] + 1e-12)
+    # the irrelevant-free function: x0 carries the sin, so its lengthscale is the shortest
+    assert np.argmin(gp.kernel.lengthscale) == 0
+
+
+def test_fitting_is_deterministic_and_keeps_fixed_parameters(rng):
+    X, y = _data(rng)
+    thetas = []
+    for _ in range(2):
+        kern = SquaredExponential(lengthscale=0.5).fix(variance=2.0)
+        gp = GaussianProcess(kern, noise_bounds=(1e-4, 1e-4), noise_variance=1e-4)
+        gp.fit(X, y, rng=np.random.default_rng(5))
+        thetas.append(gp.theta)
+        assert gp.kernel.variance == pytest.approx(2.0)
+        assert gp.noise_variance == pytest.approx(1e-4)
+    assert_allclose(thetas[0], thetas[1], rtol=0, atol=0)
+
+
+def test_per_group_means_sum_to_full_mean(rng):
+    X = rng.random((35, 5))
+    y = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1] * X[:, 2]) + X[:, 3] * X[:, 4]
+    kern = Additive(SquaredExponential(lengthscale=0.4), [[0], [1, 2], [3, 4]])
+    gp = GaussianProcess(kern).fit(X, y, rng=rng)
+    Xq = rng.random((13, 5))
+    mus, sds = gp.predict_groups(Xq)
+    m, s = gp.predict(Xq)
+    assert mus.shape == sds.shape == (13, 3)
+    assert_allclose(mus.sum(1) + gp.y_shift_, m, atol=1e-10)
+    assert np.all(sds > 0)
+    # a group's std never exceeds its prior std (times the output scale)
+    assert np.all(sds <= np.sqrt(kern.group_kernel(0).variance) * gp.y_scale_ + 1e-12)
+    # group-wise gradients match finite differences
+    Z = Xq[:, [1, 2]]
+    mu1, sd1, dmu1, dsd1 = gp.predict_group(1, Z, return_grad=True)
+    h = 1e-6
+    fd = (gp.predict_group(1, Z + [h, 0])[0] - gp.predict_group(1, Z - [h, 0])[0]) / (2 * h)
+    assert_allclose(dmu1[:, 0], fd, rtol=1e-5, atol=1e-6)
+    fd = (gp.predict_group(1, Z + [0, h])[1] - gp.predict_group(1, Z - [0, h])[1]) / (2 * h)
+    assert_allclose(dsd1[:, 1], fd, rtol=1e-5, atol=1e-6)
+
+
+def test_jitter_escalates_on_duplicates(rng):
+    X = np.repeat(np.linspace(0, 1, 40)[:, None], 2, axis=0)
+    y = np.sin(X[:, 0])
+    kern = SquaredExponential(lengthscale=50.0, lengthscale_bounds=(1e-2, 1e3))
+    with pytest.raises(np.linalg.LinAlgError):  # the matrix really needs jitter
+        np.linalg.cholesky(kern(X) + 1e-300 * np.eye(80))
+    gp = GaussianProcess(kern, noise_bounds=(1e-300, 1e-300), noise_variance=1e-300)
+    gp.fit(X, y, optimize=False)
+    assert gp.jitter_ > 0
+    m, s = gp.predict(X)
+    assert np.all(np.isfinite(m)) and np.all(np.isfinite(s))
+    gp.update(X[0], y[0])  # a duplicate: the pivot vanishes, the factor is rebuilt
+    assert np.all(np.isfinite(gp.predict(X)[0]))
+    assert gp.n_train == 81
+
+
+def test_state_roundtrip_is_exact(rng):
+    X, y = _data(rng, n=30)
+    gp = GaussianProcess(Matern(3, nu=2.5, ard=True)).fit(X[:20], y[:20], rng=rng)
+    for i in range(20, 30):
+        gp.update(X[i], y[i])
+    state = json.loads(json.dumps(gp.state_dict()))
+    gp2 = GaussianProcess(Matern(3, nu=2.5, ard=True)).load_state(state, X, y)
+    Xq = rng.random((7, 3))
+    assert np.array_equal(gp.predict(Xq)[0], gp2.predict(Xq)[0])
+    assert np.array_equal(gp.L_, gp2.L_)
+
+
+def test_prior_prediction_and_errors(rng):
+    gp = GaussianProcess(SquaredExponential(lengthscale=0.5, variance=2.0))
+    with pytest.raises(NotFittedError):
+        gp.predict(np.zeros((1, 2)))
+    gp.fit(np.zeros((0, 2)), np.zeros(0), optimize=False)
+    m, s = gp.predict(rng.random((3, 2)))
+    assert_allclose(m, 0.0)
+    assert_allclose(s, np.sqrt(2.0))
+    gp.update([0.5, 0.5], 1.0)
+    assert gp.predict([[0.5, 0.5]])[0][0] == pytest.approx(1.0, abs=1e-4)
+    with pytest.raises(ValueError, match="finite"):
+        gp.fit([[0.0], [1.0]], [1.0, np.nan])
+    with pytest.raises(ValueError, match="rows"):
+        gp.fit([[0.0], [1.0]], [1.0])
+    with pytest.raises(ValueError, match="mean must be"):
+        GaussianProcess(SquaredExponential(), mean="linear")
+    with pytest.raises(TypeError, match="kernel"):
+        GaussianProcess("se")

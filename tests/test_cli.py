@@ -1,0 +1,264 @@
+"""The ``hdbo`` command line, driven through ``main([...])``."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hdbo.cli import UsageError, main, parse_key_values
+from hdbo.experiments.store import RunStore
+
+TOY_DIR = Path(__file__).resolve().parent / "experiments"
+QUAD = "_hdbo_test_problems:quadratic"
+
+
+@pytest.fixture(autouse=True)
+def _toy_problems_importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(TOY_DIR))
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _assert_usage_error(code, err, match):
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("hdbo: error: ")
+    assert match in lines[0], lines[0]
+    assert "Traceback" not in err
+
+
+def test_run_stores_and_summarizes(tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+                          "--budget", "5", "--store", str(db), "--no-progress")
+    assert code == 0, err
+    assert "simple regret (mean ± SE)" in out and "random" in out
+    with RunStore(db) as store:
+        runs = store.list_runs()
+        assert [r.config.seed for r in runs] == [0, 1]
+        assert all(r.status == "finished" and r.n_evaluations == 5 for r in runs)
+        assert runs[0].config.problem_params == {"dim": 3} and runs[0].config.experiment == "run"
+        first = store.load_evaluations(runs[0].id).X
+    # running the same command again skips the finished runs
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+                          "--budget", "5", "--store", str(db), "--no-progress")
+    assert code == 0 and "0 finished now, 2 already finished" in err
+    with RunStore(db) as store:
+        assert len(store.list_runs()) == 2
+        assert (store.load_evaluations(store.list_runs()[0].id).X == first).all()
+
+
+def test_run_explicit_seeds_noise_and_problem_params(tmp_path, capsys):
+    db = tmp_path / "r.db"
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "2", "--noise-std", "0.1", "--method", "random",
+                          "--seed", "3", "--seed", "5", "--problem-param", "known_optimum=false", "--budget", "4",
+                          "--store", str(db), "--experiment", "mine", "--no-progress")
+    assert code == 0, err
+    with RunStore(db) as store:
+        runs = store.list_runs(experiment="mine")
+        assert [r.config.seed for r in runs] == [3, 5]
+        assert runs[0].config.problem_params == {"dim": 2, "noise_std": 0.1, "known_optimum": False}
+    assert "—" in out  # no known optimum: no regret
+
+
+def test_run_with_two_workers(tmp_path, capsys):
+    db = tmp_path / "w.db"
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--seeds", "3", "--budget", "3",
+                          "--store", str(db), "--workers", "2", "--no-progress")
+    assert code == 0, err
+    with RunStore(db) as store:
+        assert len(store.list_runs(status="finished")) == 3
+
+
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["run", "--problem", QUAD, "--method", "nope", "--budget", "3"], "unknown method 'nope'; available methods:"),
+        (["run", "--problem", "no-such-problem", "--method", "random", "--budget", "3"], "no-such-problem"),
+        (["run", "--problem", "_hdbo_test_problems:missing", "--method", "random", "--budget", "3"],
+         "cannot be imported"),
+        (["run", "--problem", QUAD, "--method", "random"], "the following arguments are required: --budget"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "0"], "--budget must be > 0"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "x"], "invalid int value: 'x'"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--seeds", "0"], "--seeds must be > 0"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--seeds", "2", "--seed", "1"],
+         "not allowed with"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "oops"],
+         "--param expects key=value"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "seed=3"],
+         "--param seed=... is set by the runner"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "acq_budget=5"],
+         "acq_budget"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--workers", "0"], "--workers must be >= 1"),
+        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--domain", "ball"], "invalid choice"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required: COMMAND"),
+        (["list", "things"], "invalid choice: 'things'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, match):
+    code, out, err = _run(capsys, *argv, *(["--store", str(tmp_path / "x.db")] if argv[:1] == ["run"] else []))
+    _assert_usage_error(code, err, match)
+    assert not (tmp_path / "x.db").exists()  # nothing was run
+
+
+def test_dask_missing_message(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dask", None)  # as if dask were not installed
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--budget", "3",
+                          "--store", str(tmp_path / "d.db"), "--dask", "tcp://127.0.0.1:1")
+    _assert_usage_error(code, err, "pip install 'hdbo[dask]'")
+
+
+def test_help_returns_zero(capsys):
+    assert main(["--help"]) == 0
+    assert "reproduce" in capsys.readouterr().out
+
+
+def test_list_methods_and_problems(capsys):
+    code, out, err = _run(capsys, "list", "methods")
+    assert code == 0 and "random" in out.split()
+    code, out, err = _run(capsys, "list", "problems")
+    assert code == 0 and "branin" in out.split()
+    code, out, err = _run(capsys, "list")
+    assert code == 0 and "methods:" in out and "problems:" in out
+
+
+def test_run_registry_problem(tmp_path, capsys):
+    """The README quick start, with random search and a small budget."""
+    db = tmp_path / "runs.db"
+    code, out, err = _run(capsys, "run", "--problem", "branin", "--dim", "20", "--method", "random", "--budget", "6",
+                          "--store", str(db), "--no-progress")
+    assert code == 0, err
+    assert "branin(dim=20)" in out
+    with RunStore(db) as store:
+        (run,) = store.list_runs()
+        ev = store.load_evaluations(run.id)
+    assert ev.X.shape == (6, 20) and (ev.regret >= 0).all()
+
+
+def test_report_command(tmp_path, capsys):
+    db = tmp_path / "runs.db"
+    assert main(["run", "--problem", QUAD, "--method", "random", "--seeds", "2", "--budget", "4", "--store", str(db),
+                 "--no-progress"]) == 0
+    out_md = tmp_path / "docs" / "report.md"
+    code, out, err = _run(capsys, "report", "--store", str(db), "--experiment", "run", "--out", str(out_md))
+    assert code == 0, err
+    text = out_md.read_text()
+    assert "| random | 2 | 4 |" in text
+    assert len(list(out_md.parent.glob("report-*.png"))) == 1
+
+    code, out, err = _run(capsys, "report", "--store", str(tmp_path / "missing.db"), "--out", str(out_md))
+    _assert_usage_error(code, err, "does not exist")
+    assert not (tmp_path / "missing.db").exists()
+    code, out, err = _run(capsys, "report", "--store", str(db), "--experiment", "nope", "--out", str(out_md))
+    _assert_usage_error(code, err, "no experiment 'nope' in")
+
+
+SPEC = """
+name = "toy-{n}"
+description = "Toy spec {n}."
+budget = 50
+seeds = 5
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "Quad 3D"
+params = {{ dim = 3 }}
+
+[[methods]]
+name = "random"
+label = "RS"
+
+[scale.quick]
+seeds = 2
+budget = 4
+
+[[reference]]
+problem = "Quad 3D"
+method = "RS"
+metric = "simple_regret"
+value = 0.5
+note = "made-up reference"
+"""
+
+
+def _specs(tmp_path: Path) -> Path:
+    root = tmp_path / "specs"
+    (root / "toy").mkdir(parents=True)
+    for n in (1, 2):
+        (root / "toy" / f"s{n}.toml").write_text(textwrap.dedent(SPEC.format(n=n)))
+    return root
+
+
+def test_reproduce_quick(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    root = _specs(tmp_path)
+    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "quick", "--specs-dir", str(root), "--no-progress")
+    assert code == 0, err
+    db, report = tmp_path / "runs" / "toy.db", tmp_path / "docs" / "reproductions" / "toy.md"
+    assert db.exists() and report.exists()
+    with RunStore(db) as store:
+        runs = store.list_runs(status="finished")
+        assert len(runs) == 2 * 2 and {r.config.budget for r in runs} == {4}
+        assert store.experiments() == ["toy-1", "toy-2"]
+    text = report.read_text()
+    assert "# Reproduction: toy (quick scale)" in text and "Toy spec 1." in text
+    assert "| RS | simple regret S_T | 0.5 |" in text and "made-up reference" in text
+    assert len(list(report.parent.glob("toy-*.png"))) == 2
+
+
+def test_reproduce_custom_paths_and_errors(tmp_path, capsys):
+    root = _specs(tmp_path)
+    db, rep = tmp_path / "s.db", tmp_path / "r" / "rep.md"
+    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "quick", "--specs-dir", str(root), "--store",
+                          str(db), "--report", str(rep), "--no-progress", "--workers", "2")
+    assert code == 0, err
+    assert db.exists() and rep.exists()
+
+    code, out, err = _run(capsys, "reproduce", "nothing", "--specs-dir", str(root))
+    _assert_usage_error(code, err, "no experiment spec 'nothing'")
+    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "huge", "--specs-dir", str(root))
+    _assert_usage_error(code, err, "invalid choice: 'huge'")
+    (root / "bad.toml").write_text('name = "b"\nbudget = 3\nseeds = 1\nproblems = [{name = "x"}]\n'
+                                   'methods = [{name = "no-such-method"}]\n')
+    code, out, err = _run(capsys, "reproduce", "bad", "--specs-dir", str(root))
+    _assert_usage_error(code, err, "method 'no-such-method' is not registered")
+    (root / "broken.toml").write_text('name = "b"\nbudget = 3\nseeds = 1\n')
+    code, out, err = _run(capsys, "reproduce", "broken", "--specs-dir", str(root))
+    _assert_usage_error(code, err, "missing required key 'problems'")
+
+
+def test_failed_runs_give_exit_code_1(tmp_path, capsys, monkeypatch):
+    """A run that crashes (here: the problem factory returns the wrong type) is reported, exit code 1."""
+    from hdbo.experiments import runner
+
+    real = runner.build_problem
+    calls = {"n": 0}
+
+    def build_problem_failing_after_validation(config):
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise RuntimeError("cluster node lost")
+        return real(config)
+
+    monkeypatch.setattr(runner, "build_problem", build_problem_failing_after_validation)
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--budget", "3",
+                          "--store", str(tmp_path / "f.db"), "--no-progress")
+    assert code == 1
+    assert "1 failed" in err and "cluster node lost" in err
+
+
+def test_parse_key_values():
+    got = parse_key_values(['a=1', 'k="se"', "name=se", "flag=true", "xs=[1, 2.5]", "empty="], option="--param")
+    assert got == {"a": 1, "k": "se", "name": "se", "flag": True, "xs": [1, 2.5], "empty": ""}
+    with pytest.raises(UsageError, match="key=value"):
+        parse_key_values(["1a=3"], option="--param")
