@@ -18,12 +18,15 @@ no regret and experimental design. ICML 2010.
 
 from __future__ import annotations
 
+import inspect
+
 from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..acquisition import UCB, get_beta_schedule
+from ..acquisition import UCB
+from ..acquisition.schedules import BETA_SCHEDULES, get_beta_schedule
 from ..gp import GaussianProcess
 from ..space import Box
 from .gp_based import GPMethod
@@ -33,29 +36,22 @@ __all__ = ["GPUCB", "resolve_beta"]
 
 
 def resolve_beta(beta: str | float, beta_params: dict[str, Any] | None, dim: int) -> Callable[[int], float]:
-    """Turn a schedule name (or a constant) plus parameters into ``t -> beta_t``.
+    """Turn a schedule name (or a positive constant) plus parameters into ``t -> beta_t``.
 
-    Parameters named ``d`` or ``dim`` default to ``dim`` when the schedule takes them.
+    A schedule parameter named ``d`` or ``dim`` that is not given defaults to ``dim``.
     """
     if isinstance(beta, (int, float)) and not isinstance(beta, bool):
         if not beta > 0:
             raise ValueError(f"beta must be positive, got {beta!r}")
-        value = float(beta)
-        return lambda t: value
+        return get_beta_schedule("constant", value=float(beta))
     if not isinstance(beta, str):
         raise TypeError(f"beta must be a schedule name or a positive float, got {type(beta).__name__}")
     params = dict(beta_params or {})
-    probe = get_beta_schedule  # validates the name and the parameters
-    try:
-        return probe(beta, **params)
-    except (TypeError, ValueError) as first_error:
+    if beta in BETA_SCHEDULES:
         for key in ("d", "dim"):
-            if key not in params:
-                try:
-                    return probe(beta, **{key: dim}, **params)
-                except (TypeError, ValueError):
-                    continue
-        raise first_error
+            if key in inspect.signature(BETA_SCHEDULES[beta]).parameters:
+                params.setdefault(key, dim)
+    return get_beta_schedule(beta, **params)
 
 
 @register
