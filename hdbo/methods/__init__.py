@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from .base import Method
 from .registry import available_methods, get_method_class, make_method, register
-from . import gp_ei, gp_ucb, random_search  # noqa: F401  (register the methods)
+from . import add_gp_ucb, direct_search, gp_ei, gp_ucb, random_search  # noqa: F401  (register the methods)
 
 __all__ = ["Method", "available_methods", "get_method_class", "make_method", "register"]

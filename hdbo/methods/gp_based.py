@@ -149,19 +149,26 @@ class GPMethod(Method):
         new = y.size - self._n_at_refit
         due = new >= self.refit_every or (self.refit_growth is not None and new >= self.refit_growth * self._n_at_refit)
         if self.gp_ is None or due:
-            if self.gp_ is None:
-                self.gp_ = self._make_gp()
-            self.gp_.fit(X, y, optimize=True, rng=self.rng)
+            self.gp_ = self._refit(X, y)
             self._n_at_refit = y.size
         else:
             for i in range(self.gp_.n_train, y.size):
                 self.gp_.update(X[i], y[i])
         return self.gp_
 
+    def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
+        """Re-learn the model on all data (default: ML-II hyperparameters); returns the fitted GP."""
+        gp = self.gp_ if self.gp_ is not None else self._make_gp()
+        return gp.fit(X, y, optimize=True, rng=self.rng)
+
     @property
     def iteration(self) -> int:
-        """Index t >= 1 of the query about to be made (all evaluations count)."""
-        return self.n_told + 1
+        """Index t >= 1 of the upcoming model-based query (t = 1 right after the initial design).
+
+        Evaluations beyond the ``n_init`` initial ones count, failed ones included, as in
+        Algorithm 2 of Kandasamy et al. (2015) where t starts after N_init random points.
+        """
+        return max(1, self.n_told - self.n_init + 1)
 
     # ------------------------------------------------------------------ ask
     def _ask(self) -> NDArray[np.float64]:

@@ -23,6 +23,7 @@ from .synthetic import (  # also registers the synthetic functions
     levy,
     rosenbrock,
 )
+from .additive import KANDASAMY2015_CONFIGS, additive_trimodal, trimodal  # also registers them
 
 __all__ = [
     "Problem",
@@ -41,4 +42,7 @@ __all__ = [
     "levy",
     "hyper_ellipsoid",
     "rosenbrock",
+    "trimodal",
+    "additive_trimodal",
+    "KANDASAMY2015_CONFIGS",
 ]

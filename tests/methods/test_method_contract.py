@@ -19,6 +19,11 @@ BOUNDS = np.array([[-2.0, 3.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 5.0
 FAST_OPTIONS: dict[str, dict] = {
     "gp-ucb": {"n_init": 4, "acq_budget": 150},
     "gp-ei": {"n_init": 4, "acq_budget": 150},
+    "add-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
+                   "refine_starts": 1},
+    # DIRECT ignores the seed; maxiter=1 stops it after its 1 + 2*5 = 11-point initial sampling, so
+    # step 12 is a seeded random point (its documented continuation) and seeds can differ.
+    "direct": {"maxiter": 1},
 }
 N_STEPS = 12
 

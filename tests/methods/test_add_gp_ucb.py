@@ -1,0 +1,96 @@
+"""Add-GP-UCB: group-wise maximization, schedules, oracle decomposition, comparison with GP-UCB."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from hdbo import problems
+from hdbo.gp import Additive, GaussianProcess, SquaredExponential
+from hdbo.methods import make_method
+
+
+def test_groupwise_maximization_equals_joint_maximization_on_a_grid():
+    rng = np.random.default_rng(0)
+    groups = [[0, 2], [1, 3]]
+    X = rng.random((25, 4))
+    y = np.sin(6 * X[:, 0]) * X[:, 2] + np.cos(4 * X[:, 1] + X[:, 3])
+    gp = GaussianProcess(Additive(SquaredExponential(lengthscale=0.3), groups)).fit(X, y, optimize=False)
+    beta = 2.0
+    axis = np.linspace(0, 1, 11)
+    pairs = np.array(list(itertools.product(axis, axis)))  # the 2-D grid of one group
+    # joint: the additive acquisition on the full 11^4 product grid
+    full = np.array(list(itertools.product(axis, repeat=4)))
+    mus, sds = gp.predict_groups(full)
+    joint_vals = np.sum(mus + np.sqrt(beta) * sds, axis=1)
+    joint = full[np.argmax(joint_vals)]
+    # group-wise: each group's acquisition on its own 11^2 grid, concatenated
+    x = np.empty(4)
+    for j, g in enumerate(groups):
+        mu, sd = gp.predict_group(j, pairs)
+        x[g] = pairs[np.argmax(mu + np.sqrt(beta) * sd)]
+    assert_allclose(x, joint)
+    # and the method's own group-wise maximizer (grid, 121 points per group) agrees
+    m = make_method("add-gp-ucb", [(0, 1)] * 4, seed=0, decomposition=groups, maximizer="grid",
+                    acq_budget=242, acq_fraction=1.0, explore_iters=0, beta=beta)
+    m.gp_ = gp
+    assert_allclose(m._acquire(gp), joint)
+
+
+def _run(method, problem, budget, seed, **options):
+    m = make_method(method, problem.bounds, seed=seed, budget=budget, structure=problem.structure, **options)
+    best = -np.inf
+    for _ in range(budget):
+        x = m.ask()
+        y = problem(x)
+        m.tell(x, y)
+        best = max(best, y)
+    return problem.optimum_value - best, m
+
+
+def test_schedule_exploration_then_decomposition_learning():
+    problem = problems.get("additive-trimodal", dim=12, d=3, M=4, seed=0)
+    m = make_method("add-gp-ucb", problem.bounds, seed=0, d=3, M=4, n_init=5, refit_every=6, explore_iters=6,
+                    acq_budget=200, n_decompositions=5)
+    refits = []
+    for _ in range(22):
+        x = m.ask()
+        m.tell(x, problem(x))
+        if m.gp_ is not None and m.gp_.n_full_ == m.gp_.n_train and (not refits or refits[-1][0] != m.gp_.n_train):
+            refits.append((m.gp_.n_train, m.iteration - 1, float(m.gp_.kernel.group_kernel(0).lengthscale[0])))
+    # re-learning at t = 1, 7, 13, 19 (n = 5, 11, 17 observations): the first one with the
+    # exploration bandwidth fixed at 1e-5, the later ones with it learned
+    assert [r[0] for r in refits] == [5, 11, 17]
+    assert refits[0][2] == pytest.approx(1e-5)
+    assert all(r[2] > 1e-3 for r in refits[1:])
+    assert m.decomposition_scores_.size == 6  # current + 5 random candidates
+    info = m.diagnostics()
+    assert sorted(i for g in info["groups"] for i in g) == list(range(12))
+
+
+def test_oracle_uses_true_groups_plus_unused_coordinates():
+    problem = problems.get("additive-trimodal", dim=10, d=3, M=3, seed=4)
+    m = make_method("add-gp-ucb", problem.bounds, decomposition="oracle", structure=problem.structure)
+    assert m.groups_[:3] == [sorted(g) for g in problem.structure["groups"]]
+    assert len(m.groups_) == 4 and len(m.groups_[3]) == 1
+    with pytest.raises(ValueError, match="needs a problem whose structure has 'groups'"):
+        make_method("add-gp-ucb", problem.bounds, decomposition="oracle")
+    with pytest.raises(ValueError, match="must cover all 10"):
+        make_method("add-gp-ucb", problem.bounds, d=2, M=3)
+    with pytest.raises(ValueError, match="disjoint"):
+        make_method("add-gp-ucb", problem.bounds, decomposition=[[0, 1], [1, 2]])
+
+
+def test_add_star_beats_gp_ucb_on_24_6_4():
+    add, ucb = [], []
+    for seed in (0, 1):
+        problem = problems.get("additive-trimodal", dim=24, d=6, M=4, seed=seed)
+        add.append(_run("add-gp-ucb", problem, 70, seed, decomposition="oracle", acq_budget=800)[0])
+        ucb.append(_run("gp-ucb", problem, 70, seed, acq_budget=800, kernel="se", ard=False)[0])
+    # Add-* exploits the correct additive model. Regrets are large in absolute terms (the
+    # trimodal log-density floors at -700 per group); measured at 70 evaluations:
+    # Add-* 46.2 / 33.4 against GP-UCB 85.8 / 84.5. Required: 20% lower on every seed.
+    assert all(a < 0.8 * u for a, u in zip(add, ucb)), (add, ucb)
