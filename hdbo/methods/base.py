@@ -63,10 +63,13 @@ class Method(ABC):
         Registry name (class attribute).
     domain : {"unit", "symmetric"}
         Canonical coordinates the algorithm works in (class attribute).
+    uses_seed : bool
+        False for methods whose proposals do not depend on the seed (class attribute).
     """
 
     name: ClassVar[str] = ""
     domain: ClassVar[str] = "unit"
+    uses_seed: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -116,7 +116,7 @@ class _DirectRun:
             result = direct(self._objective, self._bounds, **self._options)
         except _StopDirect:
             return
-        except BaseException as exc:  # handed to the caller, which re-raises it
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller, which re-raises it)
             self._points.put(("error", exc))
         else:
             self._points.put(("done", result))
@@ -227,6 +227,7 @@ class DirectSearch(Method):
 
     name = "direct"
     domain = "unit"
+    uses_seed = False  # DIRECT is deterministic; the seed only drives points after it stops
 
     def __init__(
         self,
