@@ -272,6 +272,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             title=f"Reproduction: {args.name} ({args.scale} scale)",
             descriptions={s.name: s.description for s in specs},
             references={s.name: s.references for s in specs},
+            claims={s.name: s.claims for s in specs},
         )
         _print_summary(store, summary.run_ids)
     print(f"\nreport written to {report_path}")

@@ -14,6 +14,11 @@ reports, over its runs, the mean and the standard error ``std(ddof=1) / sqrt(n)`
 final values, and the median over all its evaluations of the seconds spent in ``ask`` plus
 the objective.
 
+Claims of a spec (:class:`~hdbo.experiments.spec.Claim`) are checked by
+:func:`check_claims` on the same group means, separately at each budget ``T`` present in the
+experiment: held / not held / no data, and for each comparison whether the difference of the
+means exceeds two standard errors of the difference ``sqrt(se_a^2 + se_b^2)``.
+
 Plots need matplotlib (``pip install hdbo[plots]``); it is imported only when plotting and
 used through its object API with the Agg canvas, so no global backend is changed. Without
 matplotlib the report has the tables and a note.
@@ -31,10 +36,21 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .spec import ReferenceValue
+from .spec import Claim, ReferenceValue
 from .store import EvaluationArrays, RunRecord, RunStore, hdbo_version
 
-__all__ = ["GroupSummary", "run_curves", "aggregate", "mean_se", "format_mean_se", "render_markdown", "write_report"]
+__all__ = [
+    "GroupSummary",
+    "run_curves",
+    "aggregate",
+    "mean_se",
+    "format_mean_se",
+    "Comparison",
+    "ClaimCheck",
+    "check_claims",
+    "render_markdown",
+    "write_report",
+]
 
 
 def run_curves(ev: EvaluationArrays) -> dict[str, NDArray[np.float64]]:
@@ -182,6 +198,213 @@ def aggregate(
     return out
 
 
+# ---------------------------------------------------------------------------- claims
+_HIGHER_IS_BETTER = {"simple_regret": False, "avg_regret": False, "best_f": True}
+_METRIC_SHORT = {"simple_regret": "S_T", "avg_regret": "R_T/T", "best_f": "best f"}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``method`` against ``other`` on one problem at one budget (final-evaluation means).
+
+    Attributes
+    ----------
+    problem, method, other : str
+        Problem label and the two method labels.
+    mean, se : float
+        Mean and standard error over runs of the metric for ``method`` (``se`` NaN for one run).
+    n_runs : int
+    other_mean, other_se : float
+    other_n_runs : int
+    better : bool
+        ``method``'s mean is strictly better (lower regret, higher ``best_f``).
+    significant : bool
+        ``|mean - other_mean| > 2 sqrt(se^2 + other_se^2)``; False when a standard error is
+        unknown (a group of one run).
+    """
+
+    problem: str
+    method: str
+    other: str
+    mean: float
+    se: float
+    n_runs: int
+    other_mean: float
+    other_se: float
+    other_n_runs: int
+    better: bool
+    significant: bool
+
+    @property
+    def se_diff(self) -> float:
+        """Standard error of the difference, ``sqrt(se^2 + other_se^2)`` (NaN if unknown)."""
+        return math.sqrt(self.se**2 + self.other_se**2)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The verdict on one claim at one budget.
+
+    Attributes
+    ----------
+    claim : Claim
+    experiment : str
+    budget : int
+        The ``T`` of the runs compared.
+    result : {"held", "not held", "no data"}
+        ``"held"``: on every problem ``method`` beats every compared method. ``"no data"``:
+        something required has no finished runs at ``budget`` (see ``missing``), or the metric
+        is unknown (e.g. regret on a problem without a known optimum).
+    comparisons : list of Comparison
+        Every comparison that could be made, in problem order then ``than`` order.
+    missing : list of str
+        What prevented a verdict: ``"GP-UCB on (10,3,3)"`` (no finished runs),
+        ``"GP-UCB on (10,3,3) (S_T unknown)"`` (metric unknown) or ``"any other method on
+        (10,3,3)"`` (a ``"best"`` claim with nothing to compare with).
+    values : dict of (str, str) -> (float, float, int)
+        ``(problem, method label) -> (mean, se, n_runs)`` of every group consulted, also
+        those of comparisons that could not be made (mean NaN when the metric is unknown).
+    """
+
+    claim: Claim
+    experiment: str
+    budget: int
+    result: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    values: dict[tuple[str, str], tuple[float, float, int]] = field(default_factory=dict)
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the verdict is beyond noise at 2 SE; None for ``"no data"``.
+
+        Held: every comparison is significant. Not held: some comparison the claim loses is
+        significant (one clear loss is enough to refute it).
+        """
+        if self.result == "held":
+            return all(c.significant for c in self.comparisons)
+        if self.result == "not held":
+            return any(c.significant for c in self.comparisons if not c.better)
+        return None
+
+    @property
+    def n_runs(self) -> tuple[int, int]:
+        """Smallest and largest number of runs among the groups in ``values`` ((0, 0) if none)."""
+        counts = [n for _, _, n in self.values.values()]
+        return (min(counts), max(counts)) if counts else (0, 0)
+
+
+def check_claims(
+    groups: Sequence[GroupSummary],
+    claims: Sequence[Claim],
+    *,
+    experiment: str,
+) -> list[ClaimCheck]:
+    """Check the claims of one experiment against aggregated runs, at every budget present.
+
+    Parameters
+    ----------
+    groups : sequence of GroupSummary
+        Output of :func:`aggregate` (only finished runs); groups of other experiments are ignored.
+    claims : sequence of Claim
+        The claims of the experiment's spec.
+    experiment : str
+        The experiment (spec name) the claims belong to.
+
+    Returns
+    -------
+    list of ClaimCheck
+        One per claim and budget ``T`` present among the experiment's groups, ordered by
+        claim, then budget. Empty if the experiment has no finished runs.
+
+    Notes
+    -----
+    At budget ``T``, for each problem of the claim, the final-evaluation mean of the metric
+    of ``claim.method`` is compared with that of each method in ``claim.than`` (for
+    ``kind = "best"`` without ``than``: every other method with finished runs on that problem
+    at ``T``). The claim is held when ``method`` is strictly better in every comparison,
+    not held when it is not, and no data when a required method has no finished runs on a
+    problem at ``T`` or its metric is unknown (NaN). Groups of different budgets are never
+    mixed.
+
+    Examples
+    --------
+    >>> spec = load_spec("experiments/kandasamy2015/fig3_d10.toml")  # doctest: +SKIP
+    >>> with RunStore("runs/kandasamy2015.db") as store:  # doctest: +SKIP
+    ...     for c in check_claims(aggregate(store), spec.claims, experiment=spec.name):
+    ...         print(c.budget, c.result, c.significant, c.claim.text)
+    """
+    mine = [g for g in groups if g.experiment == experiment]
+    by_key = {(g.problem_label, g.label, g.budget): g for g in mine}
+    budgets = sorted({g.budget for g in mine})
+    return [_check_one(claim, experiment, budget, by_key, mine) for claim in claims for budget in budgets]
+
+
+def _check_one(
+    claim: Claim,
+    experiment: str,
+    budget: int,
+    by_key: Mapping[tuple[str, str, int], GroupSummary],
+    groups: Sequence[GroupSummary],
+) -> ClaimCheck:
+    higher = _HIGHER_IS_BETTER[claim.metric]
+    comparisons: list[Comparison] = []
+    missing: list[str] = []
+    values: dict[tuple[str, str], tuple[float, float, int]] = {}
+
+    def stats(label: str, problem: str) -> tuple[float, float, int] | None:
+        g = by_key.get((problem, label, budget))
+        if g is None:
+            missing.append(f"{label} on {problem}")
+            return None
+        mean, se = g.metric(claim.metric)
+        values[(problem, label)] = (mean, se, g.n_runs)
+        if not math.isfinite(mean):
+            missing.append(f"{label} on {problem} ({_METRIC_SHORT[claim.metric]} unknown)")
+            return None
+        return values[(problem, label)]
+
+    for problem in claim.problems:
+        if claim.than is not None:
+            others = list(claim.than)
+        else:
+            have = [g.label for g in groups if g.problem_label == problem and g.budget == budget]
+            candidates = claim.others or tuple(have)  # spec order when known
+            others = [label for label in candidates if label != claim.method and label in have]
+            if not others:
+                missing.append(f"any other method on {problem}")
+        a = stats(claim.method, problem)
+        for other in others:
+            b = stats(other, problem)
+            if a is None or b is None:
+                continue
+            (mean, se, n), (other_mean, other_se, other_n) = a, b
+            diff = mean - other_mean
+            se_diff = math.sqrt(se**2 + other_se**2)  # NaN when a group has one run
+            comparisons.append(
+                Comparison(
+                    problem=problem,
+                    method=claim.method,
+                    other=other,
+                    mean=mean,
+                    se=se,
+                    n_runs=n,
+                    other_mean=other_mean,
+                    other_se=other_se,
+                    other_n_runs=other_n,
+                    better=diff > 0 if higher else diff < 0,
+                    significant=bool(abs(diff) > 2.0 * se_diff),  # False for NaN
+                )
+            )
+    if missing:
+        result = "no data"
+    elif all(c.better for c in comparisons):
+        result = "held"
+    else:
+        result = "not held"
+    return ClaimCheck(claim, experiment, budget, result, comparisons, list(dict.fromkeys(missing)), values)
+
+
 # ---------------------------------------------------------------------------- markdown
 _METRIC_TITLES = {"simple_regret": "simple regret S_T", "avg_regret": "R_T/T", "best_f": "best f"}
 
@@ -195,6 +418,80 @@ def _fmt_seconds(s: float) -> str:
     return "—" if not math.isfinite(s) else f"{s:.3g}"
 
 
+def _cell(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _claim_numbers(check: ClaimCheck) -> str:
+    """``S_T: Add-* 0.12 ± 0.03 vs GP-UCB 1.3 ± 0.2 (sig.), DiRect 0.5 ± 0.1 (n.s.)``, a line per problem."""
+    parts: list[str] = []
+    multi = len(check.claim.problems) > 1
+    for problem in check.claim.problems:
+        comps = [c for c in check.comparisons if c.problem == problem]
+        if not comps:  # nothing to compare: show what there is
+            found = [
+                f"{label} {format_mean_se(m, se)}"
+                for (p, label), (m, se, _) in check.values.items()
+                if p == problem and math.isfinite(m)
+            ]
+            if found:
+                parts.append((f"{problem}: " if multi else "") + ", ".join(found))
+            continue
+        versus = []
+        for c in comps:
+            mark = "no SE" if not math.isfinite(c.se_diff) else "sig." if c.significant else "n.s."
+            versus.append(f"{c.other} {format_mean_se(c.other_mean, c.other_se)} ({mark})")
+        head = f"{comps[0].method} {format_mean_se(comps[0].mean, comps[0].se)} vs "
+        parts.append((f"{problem}: " if multi else "") + head + ", ".join(versus))
+    if check.missing:
+        parts.append("missing: " + ", ".join(check.missing))
+    return f"{_METRIC_SHORT[check.claim.metric]}: " + "<br>".join(parts)
+
+
+def _claim_scale(check: ClaimCheck) -> str:
+    lo, hi = check.n_runs
+    if hi == 0:
+        runs = "no runs"
+    elif lo == hi:
+        runs = f"{lo} run" + ("s" if lo != 1 else "")
+    else:
+        runs = f"{lo}–{hi} runs"
+    return f"{runs}, T = {check.budget}"
+
+
+def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
+    """Markdown lines of the "Claims" section of one experiment."""
+    lines = ["### Claims", ""]
+    summary = []
+    for budget in sorted({c.budget for c in checks}):
+        at = [c for c in checks if c.budget == budget]
+        held = sum(c.result == "held" for c in at)
+        rest = [f"{n} {r}" for r in ("not held", "no data") if (n := sum(c.result == r for c in at))]
+        summary.append(
+            f"{held} of {len(at)} claims held at budget T = {budget}" + (f" ({', '.join(rest)})" if rest else "")
+        )
+    lines += ["; ".join(summary) + ".", ""]
+    lines += [
+        (
+            "Means over finished runs of the metric at the final evaluation T; *significant* when the "
+            "difference exceeds 2 standard errors of the difference (held: every comparison; not held: "
+            "some comparison it loses)."
+        ),
+        "",
+        "| claim | source | problem(s) | result | numbers (mean ± SE) | significant (2 SE) | scale |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in checks:
+        sig = {True: "yes", False: "no", None: "—"}[c.significant]
+        lines.append(
+            f"| {_cell(c.claim.text)} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
+            f"{c.result} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"
+        )
+    lines.append("")
+    return lines
+
+
 def render_markdown(
     groups: Sequence[GroupSummary],
     *,
@@ -202,12 +499,14 @@ def render_markdown(
     source: str = "",
     descriptions: Mapping[str, str] | None = None,
     references: Mapping[str, Sequence[ReferenceValue]] | None = None,
+    claims: Mapping[str, Sequence[Claim]] | None = None,
     figures: Mapping[tuple[str, str, int], str] | None = None,
     notes: Sequence[str] = (),
 ) -> str:
     """Markdown text of a report (see :func:`write_report`)."""
     descriptions = descriptions or {}
     references = references or {}
+    claims = claims or {}
     figures = figures or {}
     lines = [f"# {title}", ""]
     meta = f"Generated {time.strftime('%Y-%m-%d %H:%M')} by hdbo {hdbo_version()}"
@@ -232,6 +531,8 @@ def render_markdown(
         lines += [f"## {exp}", ""]
         if descriptions.get(exp):
             lines += [descriptions[exp].strip(), ""]
+        if claims.get(exp):
+            lines += _claims_section(check_claims(exp_groups, claims[exp], experiment=exp))
         by_problem: dict[tuple[str, int], list[GroupSummary]] = {}
         for g in exp_groups:
             by_problem.setdefault((g.problem_label, g.budget), []).append(g)
@@ -320,6 +621,7 @@ def write_report(
     title: str | None = None,
     descriptions: Mapping[str, str] | None = None,
     references: Mapping[str, Sequence[ReferenceValue]] | None = None,
+    claims: Mapping[str, Sequence[Claim]] | None = None,
     plots: bool = True,
 ) -> Path:
     """Write a markdown report of the finished runs, with one PNG per problem next to it.
@@ -340,6 +642,9 @@ def write_report(
         Text printed under each experiment heading.
     references : mapping experiment -> list of ReferenceValue, optional
         Paper values printed next to ours.
+    claims : mapping experiment -> list of Claim, optional
+        Qualitative claims of the paper; each experiment with claims gets a "Claims"
+        section checking them at every budget present (see :func:`check_claims`).
     plots : bool, default True
         Write PNG figures (skipped with a note when matplotlib is not installed).
 
@@ -382,6 +687,7 @@ def write_report(
         source=Path(store.path).name if store.path != ":memory:" else "",
         descriptions=descriptions,
         references=references,
+        claims=claims,
         figures=figures,
         notes=notes,
     )

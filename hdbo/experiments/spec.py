@@ -22,6 +22,9 @@ Format
     label = "GP-UCB"                   # optional, default the name; unique within the spec
     params = { acq_budget = 500 }      # optional keyword arguments of the method
 
+    [[methods]]
+    name = "random"                    # label "random"
+
     [scale.quick]                      # optional; also [scale.full]
     seeds = 2                          # overrides seeds
     budget = 30                        # overrides budget
@@ -38,12 +41,33 @@ Format
     budget = 100                       # optional: the T the value refers to
     note = "Fig. 2, read off the plot" # optional
 
-Unknown keys anywhere, missing required fields, wrong types, duplicate labels and overrides
-or references naming a label that does not exist raise :class:`SpecError` (a
-:class:`ValueError`) whose message names the file and the offending entry. The method params
-``seed``, ``budget``, ``structure`` and ``bounds`` are reserved (the runner sets them). A
-problem's ``params`` may fix ``seed`` to use one problem instance for every run; otherwise
-the run seed also seeds the problem instance.
+    [[claim]]                          # optional: a statement of the paper, checked in reports
+    text = "GP-UCB beats random"       # required: the claim in words
+    kind = "better"                    # required: "better" or "best"
+    problems = ["Branin D=20"]         # required: problem labels; the claim must hold on each
+    metric = "simple_regret"           # required: "simple_regret", "avg_regret" or "best_f"
+    method = "GP-UCB"                  # required: the method label the claim is about
+    than = ["random"]                  # method labels; required for "better", optional for "best"
+    source = "Section 5.1, Fig. 2"     # optional: where the paper says it
+
+A claim is checked separately at every budget ``T`` present among the experiment's finished
+runs (quick and full runs are never mixed), on the mean over runs of the metric at the final
+evaluation: ``simple_regret`` (``S_T``) and ``avg_regret`` (``R_T/T``) are better when lower,
+``best_f`` when higher. It is *held* at ``T`` if, on every listed problem, the mean of
+``method`` is strictly better than the mean of each method in ``than``; for ``kind = "best"``
+without ``than``, than the mean of every other method of the spec with finished runs on that
+problem at ``T``. A required method or problem without finished runs at ``T`` makes it
+*no data*. Reports also say whether each difference exceeds two standard errors of the
+difference; see :func:`hdbo.experiments.report.check_claims`.
+
+Unknown keys anywhere, missing required fields, wrong types, duplicate labels, and overrides,
+references or claims naming a label that does not exist raise :class:`SpecError` (a
+:class:`ValueError`) whose message names the file and the offending entry; so do a claim
+with an unknown ``kind`` or ``metric``, a ``"better"`` claim without ``than``, and a claim
+whose ``method`` is in its own ``than``. The method params ``seed``, ``budget``,
+``structure`` and ``bounds`` are reserved (the runner sets them). A problem's ``params`` may
+fix ``seed`` to use one problem instance for every run; otherwise the run seed also seeds
+the problem instance.
 """
 
 from __future__ import annotations
@@ -69,6 +93,8 @@ __all__ = [
     "MethodSpec",
     "ScaleSpec",
     "ReferenceValue",
+    "CLAIM_KINDS",
+    "Claim",
     "ExperimentSpec",
     "load_spec",
     "parse_spec",
@@ -79,6 +105,7 @@ __all__ = [
 
 SCALES = ("quick", "full")
 METRICS = ("simple_regret", "avg_regret", "best_f")
+CLAIM_KINDS = ("best", "better")
 RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
 
 
@@ -127,6 +154,44 @@ class ReferenceValue:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A qualitative statement of the paper, checked against our runs in reports.
+
+    Attributes
+    ----------
+    text : str
+        The claim in words.
+    kind : {"best", "better"}
+        ``"better"``: ``method`` beats each method of ``than``. ``"best"``: ``method`` beats
+        each method of ``than``, or when ``than`` is None every other method with runs.
+    problems : tuple of str
+        Problem labels; the claim must hold on each.
+    metric : {"simple_regret", "avg_regret", "best_f"}
+        Compared at the final evaluation; the regrets are better when lower, ``best_f``
+        when higher.
+    method : str
+        Method label the claim is about.
+    than : tuple of str or None
+        Method labels ``method`` must beat; None (only for ``"best"``) means every other
+        method of the spec that has finished runs on the problem.
+    source : str
+        Where the paper says it (may be empty).
+    others : tuple of str
+        For ``"best"`` without ``than``: the other method labels of the spec, in spec order
+        (set by :func:`parse_spec`; empty means every other label found among the runs).
+    """
+
+    text: str
+    kind: str
+    problems: tuple[str, ...]
+    metric: str
+    method: str
+    than: tuple[str, ...] | None = None
+    source: str = ""
+    others: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ExperimentSpec:
     """A parsed, validated experiment spec.
 
@@ -139,6 +204,7 @@ class ExperimentSpec:
     budget : int
     scales : dict of str -> ScaleSpec
     references : list of ReferenceValue
+    claims : list of Claim
     path : Path or None
         File it was read from.
     scale : str or None
@@ -153,6 +219,7 @@ class ExperimentSpec:
     budget: int
     scales: dict[str, ScaleSpec] = field(default_factory=dict)
     references: list[ReferenceValue] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
     path: Path | None = None
     scale: str | None = None
 
@@ -275,7 +342,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         data,
         "top level",
         required=("name", "budget", "seeds", "problems", "methods"),
-        optional=("description", "scale", "reference"),
+        optional=("description", "scale", "reference", "claim"),
     )
     name = ctx.string(data["name"], "name")
     description = ctx.string(data.get("description", ""), "description", allow_empty=True)
@@ -360,6 +427,14 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
             )
         )
 
+    claims_data = data.get("claim", [])
+    if not isinstance(claims_data, list):
+        raise ctx.error("claim", "expected [[claim]] entries (an array of tables)")
+    claims = [
+        _parse_claim(entry, ctx, f"claim[{i}]", problem_labels, [m.label for m in methods])
+        for i, entry in enumerate(claims_data)
+    ]
+
     return ExperimentSpec(
         name=name,
         description=description,
@@ -369,8 +444,51 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         budget=budget,
         scales=scales,
         references=references,
+        claims=claims,
         path=path,
     )
+
+
+def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], method_order: list[str]) -> Claim:
+    method_labels = set(method_order)
+    ctx.table(entry, where)
+    ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"), optional=("than", "source"))
+    text = ctx.string(entry["text"], f"{where}.text")
+    kind = entry["kind"]
+    if kind not in CLAIM_KINDS:
+        raise ctx.error(f"{where}.kind", f"unknown kind {kind!r} (valid: {', '.join(CLAIM_KINDS)})")
+    metric = entry["metric"]
+    if metric not in METRICS:
+        raise ctx.error(f"{where}.metric", f"unknown metric {metric!r} (valid: {', '.join(METRICS)})")
+    problems = _label_list(entry["problems"], ctx, f"{where}.problems", problem_labels, "problem")
+    method = ctx.string(entry["method"], f"{where}.method")
+    if method not in method_labels:
+        labels = ", ".join(sorted(method_labels))
+        raise ctx.error(f"{where}.method", f"no method labelled {method!r} (labels: {labels})")
+    than: tuple[str, ...] | None = None
+    if "than" in entry:
+        than = _label_list(entry["than"], ctx, f"{where}.than", method_labels, "method")
+        if method in than:
+            raise ctx.error(f"{where}.than", f"lists the claim's own method {method!r}; a method cannot beat itself")
+    elif kind == "better":
+        raise ctx.error(where, 'kind = "better" needs \'than\', the method labels it beats')
+    source = ctx.string(entry.get("source", ""), f"{where}.source", allow_empty=True)
+    others = tuple(label for label in method_order if label != method) if than is None else ()
+    return Claim(
+        text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others
+    )
+
+
+def _label_list(obj: Any, ctx: _Ctx, where: str, labels: set[str], what: str) -> tuple[str, ...]:
+    """A non-empty array of distinct, known labels."""
+    if not isinstance(obj, list) or not obj:
+        raise ctx.error(where, f"expected a non-empty array of {what} labels, got {_show(obj)}")
+    for item in obj:
+        if not isinstance(item, str) or item not in labels:
+            raise ctx.error(where, f"no {what} labelled {item!r} (labels: {', '.join(sorted(labels))})")
+    if len(set(obj)) != len(obj):
+        raise ctx.error(where, f"{what} labels must be distinct, got {_show(obj)}")
+    return tuple(obj)
 
 
 def _unique(labels: list[str], ctx: _Ctx, where: str, what: str) -> None:

@@ -153,3 +153,349 @@ def test_hand_written_run_aggregates(tmp_path):
         (g,) = aggregate(store)
         assert g.simple_regret[0] == 1.0 and g.avg_regret[0] == 2.0 and g.best_f[0] == -1.0
         assert g.wall_seconds == 1.0
+
+
+# ---------------------------------------------------------------------------- claims
+CLAIM_SPEC = """
+name = "claims"
+budget = 4
+seeds = 3
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "P1"
+params = { dim = 3 }
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "P2"
+params = { dim = 2 }
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "U"
+params = { dim = 3, known_optimum = false }
+
+[[methods]]
+name = "random"
+label = "A"
+
+[[methods]]
+name = "random"
+label = "B"
+
+[[methods]]
+name = "random"
+label = "C"
+
+[[methods]]
+name = "random"
+label = "D"
+
+[[claim]]
+text = "A beats B on P1"
+kind = "better"
+problems = ["P1"]
+metric = "simple_regret"
+method = "A"
+than = ["B"]
+source = "Sec. 1"
+
+[[claim]]
+text = "A beats C on P1"
+kind = "better"
+problems = ["P1"]
+metric = "simple_regret"
+method = "A"
+than = ["C"]
+
+[[claim]]
+text = "A beats B on P1 and P2"
+kind = "better"
+problems = ["P1", "P2"]
+metric = "simple_regret"
+method = "A"
+than = ["B"]
+
+[[claim]]
+text = "A beats D on P1"
+kind = "better"
+problems = ["P1"]
+metric = "simple_regret"
+method = "A"
+than = ["D"]
+
+[[claim]]
+text = "A is best on P1"
+kind = "best"
+problems = ["P1"]
+metric = "simple_regret"
+method = "A"
+
+[[claim]]
+text = "C is best on P2"
+kind = "best"
+problems = ["P2"]
+metric = "simple_regret"
+method = "C"
+
+[[claim]]
+text = "A finds higher values than B on U"
+kind = "better"
+problems = ["U"]
+metric = "best_f"
+method = "A"
+than = ["B"]
+
+[[claim]]
+text = "B finds higher values than A on U"
+kind = "better"
+problems = ["U"]
+metric = "best_f"
+method = "B"
+than = ["A"]
+
+[[claim]]
+text = "A has lower regret than B on U"
+kind = "better"
+problems = ["U"]
+metric = "simple_regret"
+method = "A"
+than = ["B"]
+
+[[claim]]
+text = "B is best on P2"
+kind = "best"
+problems = ["P2"]
+metric = "avg_regret"
+method = "B"
+"""
+
+# Final simple regret S_T of each hand-made run (U: -best f, its optimum is unknown), per (problem, method).
+# P1: A clearly beats B (0.2 vs 1.1), A beats C within noise (0.2 vs 0.3); P2: B clearly beats A;
+# D has no runs, C none on P2.
+FINALS = {
+    ("P1", "A"): [0.1, 0.2, 0.3],
+    ("P1", "B"): [1.0, 1.1, 1.2],
+    ("P1", "C"): [0.25, 0.35],
+    ("P2", "A"): [1.0, 1.1, 1.2],
+    ("P2", "B"): [0.1, 0.2, 0.3],
+    ("U", "A"): [0.1, 0.2, 0.3],
+    ("U", "B"): [1.0, 1.1, 1.2],
+}
+
+
+def _claim_spec():
+    from hdbo.experiments.spec import parse_spec, tomllib
+
+    return parse_spec(tomllib.loads(CLAIM_SPEC), source="claims.toml")
+
+
+def _put_runs(store, spec, problem, method, finals, *, budget):
+    """One finished run per value v of ``finals``: regrets v + 1 (t < T-1), then v; so S_T = v, best f = -v."""
+    from hdbo.experiments.store import RunConfig
+
+    p = next(p for p in spec.problems if p.label == problem)
+    m = next(m for m in spec.methods if m.label == method)
+    known = p.params.get("known_optimum", True)
+    for seed, v in enumerate(finals):
+        config = RunConfig(
+            experiment=spec.name, problem=p.name, method=m.name, seed=seed, budget=budget,
+            problem_params=dict(p.params), method_params=dict(m.params), label=m.label, problem_label=p.label,
+        )
+        run = store.get_or_create_run(config)
+        for t in range(budget):
+            r = v if t == budget - 1 else v + 1.0
+            store.append_evaluation(
+                run.id,
+                Evaluation(t=t, x=[0.5] * p.params["dim"], y=-r, f=-r, regret=r if known else None,
+                           failed=False, error=None, ask_seconds=0.0, eval_seconds=0.0),
+                method_state={}, noise_rng_state=None, wall_seconds=1.0,
+            )
+        store.finish_run(run.id, diagnostics={}, wall_seconds=1.0)
+
+
+@pytest.fixture
+def claim_store(tmp_path):
+    spec = _claim_spec()
+    store = RunStore(tmp_path / "claims.db")
+    for (problem, method), finals in FINALS.items():
+        _put_runs(store, spec, problem, method, finals, budget=spec.budget)
+    # an unfinished run does not count: D still has no data
+    store.get_or_create_run(spec.run_configs()[3 * 3])
+    assert spec.run_configs()[3 * 3].label == "D"
+    yield store, spec
+    store.close()
+
+
+def test_check_claims_verdicts(claim_store):
+    from hdbo.experiments.report import check_claims
+
+    store, spec = claim_store
+    checks = check_claims(aggregate(store), spec.claims, experiment="claims")
+    assert [c.claim.text for c in checks] == [c.text for c in spec.claims]  # one budget: one check per claim
+    assert {c.budget for c in checks} == {4}
+    verdict = {c.claim.text: c for c in checks}
+
+    held = verdict["A beats B on P1"]
+    assert held.result == "held" and held.significant is True and held.missing == []
+    (comp,) = held.comparisons
+    se = 0.1 / math.sqrt(3)
+    assert (comp.problem, comp.method, comp.other, comp.n_runs, comp.other_n_runs) == ("P1", "A", "B", 3, 3)
+    assert_allclose([comp.mean, comp.se, comp.other_mean, comp.other_se], [0.2, se, 1.1, se])
+    assert comp.better and comp.significant and comp.se_diff == pytest.approx(se * math.sqrt(2))
+
+    within_noise = verdict["A beats C on P1"]  # 0.2 vs 0.3, 2 SE of the difference = 0.15
+    assert within_noise.result == "held" and within_noise.significant is False
+    assert not within_noise.comparisons[0].significant and within_noise.n_runs == (2, 3)
+
+    # holds on P1, not on P2: not held, and clearly so (it loses P2 by more than 2 SE)
+    mixed = verdict["A beats B on P1 and P2"]
+    assert mixed.result == "not held" and mixed.significant is True
+    assert [(c.problem, c.better) for c in mixed.comparisons] == [("P1", True), ("P2", False)]
+
+    no_runs = verdict["A beats D on P1"]
+    assert no_runs.result == "no data" and no_runs.missing == ["D on P1"] and no_runs.significant is None
+
+    # "best" without "than": every other method with runs on P1 (B and C; D has none and is left out)
+    best = verdict["A is best on P1"]
+    assert best.result == "held" and [c.other for c in best.comparisons] == ["B", "C"]
+    assert best.significant is False  # C is within noise
+    assert verdict["C is best on P2"].result == "no data" and verdict["C is best on P2"].missing == ["C on P2"]
+    only_a = verdict["B is best on P2"]  # avg_regret; A is the only other method run on P2
+    assert only_a.result == "held" and [c.other for c in only_a.comparisons] == ["A"]
+    assert only_a.comparisons[0].mean == pytest.approx(0.2 + 3 / 4)  # R_T/T = v + (T-1)/T
+
+    # best_f: higher is better
+    assert verdict["A finds higher values than B on U"].result == "held"
+    assert verdict["A finds higher values than B on U"].comparisons[0].mean == pytest.approx(-0.2)
+    assert verdict["B finds higher values than A on U"].result == "not held"
+    unknown = verdict["A has lower regret than B on U"]  # no known optimum: regret is unknown
+    assert unknown.result == "no data" and unknown.missing == ["A on U (S_T unknown)", "B on U (S_T unknown)"]
+
+    assert check_claims(aggregate(store), spec.claims, experiment="other") == []
+
+
+def test_check_claims_one_row_per_budget(claim_store):
+    """Runs at another budget (a different scale) are checked on their own, never mixed in."""
+    from hdbo.experiments.report import check_claims
+
+    store, spec = claim_store
+    _put_runs(store, spec, "P1", "A", [0.9], budget=8)
+    _put_runs(store, spec, "P1", "B", [0.4], budget=8)
+    all_checks = check_claims(aggregate(store), spec.claims, experiment="claims")
+    checks = [c for c in all_checks if c.claim.text == "A beats B on P1"]
+    assert [(c.budget, c.result, c.n_runs) for c in checks] == [(4, "held", (3, 3)), (8, "not held", (1, 1))]
+    one_run = checks[1].comparisons[0]
+    assert math.isnan(one_run.se_diff) and not one_run.significant  # one run: no standard error
+    assert checks[1].significant is False
+    best = [c for c in all_checks if c.claim.text == "A is best on P1"]
+    assert [(c.budget, c.result, [x.other for x in c.comparisons]) for c in best] == [
+        (4, "held", ["B", "C"]), (8, "not held", ["B"])
+    ]
+    text = write_report(store, store.path.replace("claims.db", "r.md"), claims={"claims": spec.claims},
+                        plots=False).read_text()
+    assert "5 of 10 claims held at budget T = 4 (2 not held, 3 no data); 0 of 10 claims held at budget T = 8" in text
+    assert "| A beats B on P1 | Sec. 1 | P1 | not held | S_T: A 0.9 vs B 0.4 (no SE) | no | 1 run, T = 8 |" in text
+
+
+def test_report_claims_section(claim_store, tmp_path):
+    store, spec = claim_store
+    path = write_report(store, tmp_path / "claims.md", claims={spec.name: spec.claims}, plots=False)
+    text = path.read_text()
+    section = text.split("### Claims\n", 1)[1].split("\n### ", 1)[0]
+    assert text.index("### Claims") < text.index("### P1 (T = 4)")  # before the per-problem tables
+    assert section.lstrip().startswith("5 of 10 claims held at budget T = 4 (2 not held, 3 no data).")
+    assert "| claim | source | problem(s) | result | numbers (mean ± SE) | significant (2 SE) | scale |" in section
+    s_t = "S_T: A 0.2 ± 0.058 vs "
+    rows = [  # claim | source | problem(s) | result | numbers | significant (2 SE) | scale
+        ("A beats B on P1", "Sec. 1", "P1", "held", s_t + "B 1.1 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),
+        ("A beats C on P1", "—", "P1", "held", s_t + "C 0.3 ± 0.05 (n.s.)", "no", "2–3 runs, T = 4"),
+        ("A beats B on P1 and P2", "—", "P1, P2", "not held",
+         "S_T: P1: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig.)<br>P2: A 1.1 ± 0.058 vs B 0.2 ± 0.058 (sig.)",
+         "yes", "3 runs, T = 4"),
+        ("A beats D on P1", "—", "P1", "no data", "S_T: A 0.2 ± 0.058<br>missing: D on P1", "—", "3 runs, T = 4"),
+        ("A is best on P1", "—", "P1", "held", s_t + "B 1.1 ± 0.058 (sig.), C 0.3 ± 0.05 (n.s.)", "no",
+         "2–3 runs, T = 4"),
+        ("C is best on P2", "—", "P2", "no data", "S_T: A 1.1 ± 0.058, B 0.2 ± 0.058<br>missing: C on P2", "—",
+         "3 runs, T = 4"),
+        ("A finds higher values than B on U", "—", "U", "held", "best f: A -0.2 ± 0.058 vs B -1.1 ± 0.058 (sig.)",
+         "yes", "3 runs, T = 4"),
+        ("B finds higher values than A on U", "—", "U", "not held",
+         "best f: B -1.1 ± 0.058 vs A -0.2 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),
+        ("A has lower regret than B on U", "—", "U", "no data",
+         "S_T: missing: A on U (S_T unknown), B on U (S_T unknown)", "—", "3 runs, T = 4"),
+        ("B is best on P2", "—", "P2", "held", "R_T/T: B 0.95 ± 0.058 vs A 1.85 ± 0.058 (sig.)", "yes",
+         "3 runs, T = 4"),
+    ]
+    for cells in rows:
+        row = "| " + " | ".join(cells) + " |"
+        assert row in section, row
+    # no claims given (as with `hdbo report`, which has no spec): no section
+    assert "### Claims" not in write_report(store, tmp_path / "plain.md", plots=False).read_text()
+
+
+def test_best_claim_without_rivals_and_hand_made_claim(claim_store):
+    from hdbo.experiments.report import check_claims
+    from hdbo.experiments.spec import Claim
+
+    store, spec = claim_store
+    claim = next(c for c in spec.claims if c.text == "A is best on P1")
+    only_a = [g for g in aggregate(store) if g.label == "A"]
+    (check,) = check_claims(only_a, [claim], experiment="claims")
+    assert check.result == "no data" and check.missing == ["any other method on P1"] and check.comparisons == []
+    # a Claim built by hand (no spec): "best" compares with every other label among the runs
+    hand = Claim(text="A is best", kind="best", problems=("P1",), metric="simple_regret", method="A")
+    (check,) = check_claims(aggregate(store), [hand], experiment="claims")
+    assert check.result == "held" and [c.other for c in check.comparisons] == ["B", "C"]
+
+
+TOY_CLAIM_SPEC = """
+name = "toy"
+budget = 6
+seeds = 2
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "Quad"
+params = { dim = 2 }
+
+[[methods]]
+name = "random"
+label = "RS"
+
+[[methods]]
+name = "random"
+label = "RS again"
+
+[scale.quick]
+budget = 3
+
+[[claim]]
+text = "RS is best | really"
+kind = "best"
+problems = ["Quad"]
+metric = "best_f"
+method = "RS"
+source = "made up"
+"""
+
+
+def test_reproduce_writes_claims_and_report_skips_them(tmp_path, capsys):
+    """`hdbo reproduce` knows the spec and checks its claims; `hdbo report` has only the store."""
+    from hdbo.cli import main
+
+    root = tmp_path / "specs"
+    root.mkdir()
+    (root / "toy.toml").write_text(TOY_CLAIM_SPEC)
+    db, rep = tmp_path / "toy.db", tmp_path / "toy.md"
+    args = ["reproduce", "toy", "--specs-dir", str(root), "--store", str(db), "--report", str(rep), "--no-progress"]
+    assert main(args) == 0
+    text = rep.read_text()
+    section = text.split("### Claims\n", 1)[1].split("\n### ", 1)[0]
+    assert " of 1 claims held at budget T = 3" in section
+    assert "| RS is best \\| really | made up | Quad | " in section  # a | in the text is escaped
+    assert "best f: RS " in section and " vs RS again " in section and "| 2 runs, T = 3 |" in section
+    assert main(["report", "--store", str(db), "--out", str(tmp_path / "plain.md"), "--no-plots"]) == 0
+    assert "### Claims" not in (tmp_path / "plain.md").read_text()
+    capsys.readouterr()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hdbo.experiments.spec import (
+    Claim,
     SpecError,
     available_spec_sets,
     default_specs_dir,
@@ -133,6 +134,83 @@ def test_validation_errors(tmp_path, edit, match):
     assert str(path) in str(info.value)
 
 
+CLAIMS = GOOD + """
+[[claim]]
+text = "gp-ucb beats R on both problems"
+kind = "better"
+problems = ["Q3", "quad(dim=5)"]
+metric = "simple_regret"
+method = "gp-ucb"
+than = ["R"]
+source = "Sec. 5"
+
+[[claim]]
+text = "R is best on Q3"
+kind = "best"
+problems = ["Q3"]
+metric = "best_f"
+method = "R"
+"""
+
+
+def test_parse_claims(tmp_path):
+    spec = load_spec(_write(tmp_path, CLAIMS))
+    assert spec.claims == [
+        Claim(
+            text="gp-ucb beats R on both problems", kind="better", problems=("Q3", "quad(dim=5)"),
+            metric="simple_regret", method="gp-ucb", than=("R",), source="Sec. 5",
+        ),
+        # "best" without "than": compared with every other method of the spec (that has runs)
+        Claim(text="R is best on Q3", kind="best", problems=("Q3",), metric="best_f", method="R", others=("gp-ucb",)),
+    ]
+    assert spec.at_scale("quick").claims == spec.claims  # scales do not touch claims
+    assert load_spec(_write(tmp_path, GOOD)).claims == []
+    best_than = load_spec(_write(tmp_path, CLAIMS.replace('method = "R"', 'method = "R"\nthan = ["gp-ucb"]')))
+    assert best_than.claims[1].than == ("gp-ucb",) and best_than.claims[1].others == ()
+
+
+C0, C1 = r"claim\[0\]", r"claim\[1\]"  # the "better" claim and the "best" claim of CLAIMS
+
+
+@pytest.mark.parametrize(
+    "old, new, match",
+    [
+        ('source = "Sec. 5"', 'sauce = "Sec. 5"', C0 + r": unknown key 'sauce' \(valid keys: "),
+        ('text = "R is best on Q3"\n', "", C1 + r": missing required key 'text'"),
+        ('text = "R is best on Q3"', 'text = " "', C1 + r".text: expected a non-empty string"),
+        ('kind = "best"', 'kind = "worst"', C1 + r".kind: unknown kind 'worst' \(valid: best, better\)"),
+        ('metric = "best_f"', 'metric = "regret"', C1 + r".metric: unknown metric 'regret' \(valid: simple_regret, "),
+        ('problems = ["Q3"]', 'problems = ["Q9"]', C1 + r".problems: no problem labelled 'Q9' \(labels: Q3, quad"),
+        ('problems = ["Q3"]', 'problems = "Q3"', C1 + r".problems: expected a non-empty array of problem labels"),
+        ('problems = ["Q3"]', "problems = []", C1 + r".problems: expected a non-empty array"),
+        ('problems = ["Q3"]', 'problems = ["Q3", "Q3"]', C1 + r".problems: problem labels must be distinct"),
+        ('problems = ["Q3"]', "problems = [3]", C1 + r".problems: no problem labelled 3"),
+        ('method = "R"', 'method = "RS"', C1 + r".method: no method labelled 'RS' \(labels: R, gp-ucb\)"),
+        ('than = ["R"]', 'than = ["RS"]', C0 + r".than: no method labelled 'RS'"),
+        ('than = ["R"]', "than = []", C0 + r".than: expected a non-empty array of method labels"),
+        ('than = ["R"]', 'than = "R"', C0 + r".than: expected a non-empty array"),
+        ('than = ["R"]\n', "", C0 + r": kind = \"better\" needs 'than'"),
+        ('than = ["R"]', 'than = ["R", "gp-ucb"]', C0 + r".than: lists the claim's own method 'gp-ucb'"),
+        ('method = "R"', 'method = "R"\nthan = ["R"]', C1 + r".than: lists the claim's own method 'R'"),
+        ('source = "Sec. 5"', "source = 5", C0 + r".source: expected a non-empty string"),
+    ],
+)
+def test_claim_validation_errors(tmp_path, old, new, match):
+    assert old in CLAIMS
+    path = _write(tmp_path, CLAIMS.replace(old, new))
+    with pytest.raises(SpecError, match=match) as info:
+        load_spec(path)
+    assert str(path) in str(info.value)
+
+
+def test_claim_not_an_array_of_tables():
+    base = {"name": "x", "budget": 1, "seeds": 1, "problems": [{"name": "quad"}], "methods": [{"name": "random"}]}
+    with pytest.raises(SpecError, match=r"<spec>: claim: expected \[\[claim\]\] entries"):
+        parse_spec({**base, "claim": {"text": "a"}})
+    with pytest.raises(SpecError, match=r"claim\[0\]: expected a table, got a string"):
+        parse_spec({**base, "claim": ["R is best"]})
+
+
 def test_invalid_toml_and_non_table(tmp_path):
     with pytest.raises(SpecError, match="invalid TOML"):
         load_spec(_write(tmp_path, "name = = 1"))
@@ -188,3 +266,13 @@ def test_readme_format_example_is_a_valid_spec():
     assert quick.methods[0].params == {"acq_budget": 100}
     assert quick.problems[0].params["noise_std"] == 0.01
     assert spec.references[0].metric == "simple_regret"
+    assert [(c.kind, c.method, c.than) for c in spec.claims] == [("better", "GP-UCB", ("random",))]
+
+
+def test_module_docstring_format_example_is_a_valid_spec():
+    import hdbo.experiments.spec as module
+
+    block = textwrap.dedent(module.__doc__.split(".. code-block:: toml\n", 1)[1].split("\nUnknown keys", 1)[0])
+    block = block.split("\nA claim is checked", 1)[0]
+    spec = parse_spec(tomllib.loads(block), source="spec.py")
+    assert spec.claims[0].than == ("random",) and spec.claims[0].problems == ("Branin D=20",)
