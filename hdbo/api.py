@@ -257,6 +257,22 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def _scalar(raw: Any) -> float | None:
+    """The objective's return value as a float (None stays None: a failed evaluation).
+
+    Raises
+    ------
+    TypeError
+        If the value is not a real scalar (a programming error, not a failed evaluation).
+    """
+    if raw is None:
+        return None
+    arr = np.asarray(raw)
+    if arr.size != 1 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
+        raise TypeError(f"fun must return a real scalar (or None), got {type(raw).__name__} {raw!r:.60}")
+    return float(arr.reshape(()))
+
+
 def _optimize(
     fun: Callable[..., Any],
     bounds: Box | ArrayLike,
@@ -290,14 +306,15 @@ def _optimize(
             t1 = time.perf_counter()
             error = None
             try:
-                value = fun(x.copy(), *args)
-                value = None if value is None else float(np.asarray(value, dtype=float).reshape(()))
+                raw = fun(x.copy(), *args)
             except Exception as exc:  # noqa: BLE001 - the failure policy records it
                 if on_error == "raise":
                     raise
                 value, error = None, f"{type(exc).__name__}: {exc}"
                 warnings.warn(f"objective raised at evaluation {opt.n_told}: {error}; recorded as failed",
                               RuntimeWarning, stacklevel=3)
+            else:
+                value = _scalar(raw)
             t2 = time.perf_counter()
             if value is not None and not np.isfinite(value):
                 warnings.warn(f"objective returned {value} at evaluation {opt.n_told}; recorded as failed",

@@ -53,6 +53,10 @@ class Box:
                 f"bounds: lower must be < upper in every dimension; dimension {i} has "
                 f"lower={lo[i]!r} >= upper={hi[i]!r}"
             )
+        with np.errstate(over="ignore"):
+            width_finite = np.all(np.isfinite(hi - lo))
+        if not width_finite:
+            raise ValueError("bounds: upper - lower overflows to infinity; use a smaller box or rescale the variables")
         lo.setflags(write=False)
         hi.setflags(write=False)
         self.lower: NDArray[np.float64] = lo

@@ -127,3 +127,14 @@ def test_optimizer_ask_tell_and_resume():
 def test_public_names():
     assert set(hdbo.__all__) >= {"minimize", "maximize", "Optimizer", "OptimizeResult", "Box"}
     assert "gp-ucb" in hdbo.available_methods() and "random" in hdbo.available_methods()
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0, 2.0]), "0.5", 1 + 2j])
+def test_non_scalar_return_is_a_programming_error(bad):
+    with pytest.raises(TypeError, match="fun must return a real scalar"):
+        minimize(lambda x: bad, BOUNDS, method="random", budget=3)
+
+
+def test_overflowing_bounds_are_rejected():
+    with pytest.raises(ValueError, match="overflows"):
+        minimize(sphere, [(-1e308, 1e308)], method="random", budget=3)

@@ -42,6 +42,7 @@ __all__ = [
     "maximize_grid",
     "MAXIMIZERS",
     "maximize",
+    "callback_exception",
 ]
 
 Array = NDArray[np.float64]
@@ -250,17 +251,31 @@ def maximize_direct(
         return 0.0 if ev.lowest is None else -ev.lowest
 
     try:
-        res = direct(
-            objective,
-            Bounds(box.lower, box.upper),
-            maxfun=remaining,
-            maxiter=10**6,
-            locally_biased=locally_biased,
-        )
+        try:
+            res = direct(
+                objective,
+                Bounds(box.lower, box.upper),
+                maxfun=remaining,
+                maxiter=10**6,
+                locally_biased=locally_biased,
+            )
+        except SystemError as exc:
+            raise callback_exception(exc) from None
         message = str(res.message)
     except _BudgetExhausted:
         message = f"budget of {ev.limit} evaluations used up"
     return ev.result("direct", message=message)
+
+
+def callback_exception(exc: SystemError) -> BaseException:
+    """The exception a Python callback raised inside ``scipy.optimize.direct``.
+
+    SciPy releases before 1.17.1 cannot propagate an exception raised in the objective: they
+    raise ``SystemError`` with the original exception as its cause. Return that original
+    exception (or ``exc`` itself if there is none), so callers behave alike on every SciPy.
+    """
+    inner = exc.__cause__ or exc.__context__
+    return inner if inner is not None else exc
 
 
 # ---------------------------------------------------------------------- multi-start L-BFGS-B

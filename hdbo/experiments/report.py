@@ -329,10 +329,12 @@ def check_claims(
 
     Examples
     --------
-    >>> spec = load_spec("experiments/kandasamy2015/fig3_d10.toml")  # doctest: +SKIP
-    >>> with RunStore("runs/kandasamy2015.db") as store:  # doctest: +SKIP
-    ...     for c in check_claims(aggregate(store), spec.claims, experiment=spec.name):
-    ...         print(c.budget, c.result, c.significant, c.claim.text)
+    With a spec and a store of finished runs (not run as a doctest: it needs the runs)::
+
+        spec = load_spec("experiments/kandasamy2015/fig3_d10.toml")
+        with RunStore("runs/kandasamy2015.db") as store:
+            for c in check_claims(aggregate(store), spec.claims, experiment=spec.name):
+                print(c.budget, c.result, c.significant, c.claim.text)
     """
     mine = [g for g in groups if g.experiment == experiment]
     by_key = {(g.problem_label, g.label, g.budget): g for g in mine}

@@ -363,6 +363,7 @@ class GaussianProcess:
             Also return the gradient w.r.t. ``theta``.
         """
         self._check_fitted()
+        saved_kernel, saved_noise = self.kernel.theta, self.noise_variance
         saved = self.theta
         if theta is not None:
             self.theta = theta
@@ -383,7 +384,9 @@ class GaussianProcess:
             grad[-1] = 0.5 * self.noise_variance * float(np.trace(A))
             return lml, grad
         finally:
-            self.theta = saved
+            # restore the exact floats (exp(log(v)) may differ from v in the last bit)
+            self.kernel.theta = saved_kernel
+            self.noise_variance = saved_noise
 
     def optimize_hyperparameters(self, *, rng: np.random.Generator | None = None) -> "GaussianProcess":
         """Maximize the log marginal likelihood over the free hyperparameters.
@@ -400,7 +403,7 @@ class GaussianProcess:
         if self.n_restarts > 0 and rng is None:
             raise ValueError("rng is required to draw random restarts (n_restarts > 0)")
         base = self.theta
-        base[free] = np.clip(base[free], bounds[free, 0], bounds[free, 1])
+        start = np.clip(base[free], bounds[free, 0], bounds[free, 1])
 
         def objective(v: Array) -> tuple[float, Array]:
             th = base.copy()
@@ -410,20 +413,27 @@ class GaussianProcess:
                 return 1e25, np.zeros(v.size)
             return -lml, -grad[free]
 
-        starts = [base[free]]
+        starts = [start]
         if self.n_restarts:
             lo, hi = bounds[free, 0], bounds[free, 1]
             starts += list(lo + (hi - lo) * rng.random((self.n_restarts, int(free.sum()))))  # type: ignore[union-attr]
-        best_v, best_f = base[free], objective(base[free])[0]
+        best_v, best_f = start, objective(start)[0]
         for v0 in starts:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 res = minimize(objective, v0, jac=True, method="L-BFGS-B", bounds=bounds[free])
             if np.isfinite(res.fun) and res.fun < best_f:
                 best_v, best_f = res.x, float(res.fun)
-        th = base.copy()
-        th[free] = best_v
-        self.theta = th
+        if not np.array_equal(best_v, base[free]):
+            # set only what changed, so unchanged hyperparameters keep their exact floats
+            th = base.copy()
+            th[free] = best_v
+            self.kernel.theta = th[:-1]
+            if th[-1] != base[-1]:
+                self.noise_variance = float(np.exp(th[-1]))
+        if best_f >= 1e25:
+            warnings.warn("marginal likelihood could not be evaluated at any start; hyperparameters unchanged",
+                          RuntimeWarning, stacklevel=2)
         return self
 
     # ================================================================== persistence
@@ -436,6 +446,7 @@ class GaussianProcess:
         self._check_fitted()
         return {
             "theta": self.theta.tolist(),
+            "noise_variance": self.noise_variance,
             "y_shift": self.y_shift_,
             "y_scale": self.y_scale_,
             "jitter": self.jitter_,
@@ -451,6 +462,7 @@ class GaussianProcess:
         if X.shape[0] < n or y.size < n:
             raise ValueError(f"load_state needs {n} training points, got {X.shape[0]}")
         self.theta = state["theta"]
+        self.noise_variance = float(state["noise_variance"])
         self.y_shift_, self.y_scale_ = float(state["y_shift"]), float(state["y_scale"])
         self.X_, self.y_ = X[:n_full].copy(), y[:n_full].copy()
         self._z = (self.y_ - self.y_shift_) / self.y_scale_

@@ -158,6 +158,7 @@ class AddGPUCB(GPMethod):
                 M = math.ceil(D / d) if isinstance(d, (int, np.integer)) and d >= 1 else d
             check_decomposition(D, d, M)  # type: ignore[arg-type]
         self.d, self.M = int(d), int(M)  # type: ignore[arg-type]
+        self._check_maximizer_dim(self.d)
         if n_decompositions is not None and (not isinstance(n_decompositions, (int, np.integer)) or n_decompositions < 0):
             raise ValueError(f"n_decompositions must be an int >= 0 or None, got {n_decompositions!r}")
         self.n_decompositions = n_decompositions

@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import OptimizeResult, direct
 
+from ..acquisition.maximizers import callback_exception
 from ..exceptions import StateError
 from ..space import Box
 from .base import Method
@@ -113,7 +114,10 @@ class _DirectRun:
 
     def _run(self) -> None:
         try:
-            result = direct(self._objective, self._bounds, **self._options)
+            try:
+                result = direct(self._objective, self._bounds, **self._options)
+            except SystemError as exc:  # SciPy < 1.17.1 wraps callback exceptions
+                raise callback_exception(exc) from None
         except _StopDirect:
             return
         except BaseException as exc:  # noqa: BLE001  (handed to the caller, which re-raises it)

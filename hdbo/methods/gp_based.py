@@ -13,17 +13,21 @@ override :meth:`GPMethod._gp_data` to fit the GP on transformed inputs (e.g. pro
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..acquisition.maximizers import maximize
+from ..acquisition.maximizers import MAXIMIZERS, maximize
+from ..exceptions import NumericalError
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box
 from .base import Method
 
 __all__ = ["GPMethod"]
+
+_NOISE_BOUNDS = (1e-8, 1.0)
 
 
 class GPMethod(Method):
@@ -98,14 +102,17 @@ class GPMethod(Method):
         if acq_budget is not None and (not isinstance(acq_budget, (int, np.integer)) or acq_budget < 1):
             raise ValueError(f"acq_budget must be a positive int or None, got {acq_budget!r}")
         make_kernel(kernel, self.dim, ard=ard, lengthscale_bounds=lengthscale_bounds)  # validates early
-        from ..acquisition.maximizers import MAXIMIZERS
-
         if maximizer not in MAXIMIZERS:
             raise ValueError(f"maximizer must be one of {sorted(MAXIMIZERS)}, got {maximizer!r}")
         self.n_init = int(n_init)
         self.refit_every = int(refit_every)
         self.kernel = kernel
         self.ard = bool(ard)
+        lo, hi = _NOISE_BOUNDS
+        if not (np.isfinite(noise_variance) and noise_variance > 0) or (fit_noise and not lo <= noise_variance <= hi):
+            raise ValueError(
+                f"noise_variance must be > 0 (and within [{lo:g}, {hi:g}] when fit_noise=True), got {noise_variance!r}"
+            )
         self.noise_variance = float(noise_variance)
         self.fit_noise = bool(fit_noise)
         self.n_restarts = int(n_restarts)
@@ -119,6 +126,12 @@ class GPMethod(Method):
         self.gp_: GaussianProcess | None = None
         self._n_at_refit = 0
 
+    def _check_maximizer_dim(self, dim: int) -> None:
+        """Fail at construction (not after the initial design) if the maximizer cannot search
+        ``dim`` dimensions; subclasses call it with the dimension their maximizer sees."""
+        if self.maximizer == "grid" and dim > 3:
+            raise ValueError(f"maximizer='grid' works for at most 3 dimensions, the acquisition here has {dim}")
+
     # ------------------------------------------------------------------ model
     @property
     def acquisition_budget(self) -> int:
@@ -131,7 +144,7 @@ class GPMethod(Method):
                            lengthscale=min(max(0.5, self.lengthscale_bounds[0]), self.lengthscale_bounds[1]))
 
     def _make_gp(self) -> GaussianProcess:
-        noise_bounds = (1e-8, 1.0) if self.fit_noise else (self.noise_variance,) * 2
+        noise_bounds = _NOISE_BOUNDS if self.fit_noise else (self.noise_variance,) * 2
         return GaussianProcess(
             self._make_kernel(),
             noise_variance=self.noise_variance,
@@ -174,7 +187,21 @@ class GPMethod(Method):
     def _ask(self) -> NDArray[np.float64]:
         if self.y_obs.size < self.n_init:
             return self.space.sample(1, self.rng)[0]
-        return self._acquire(self._sync_gp())
+        try:
+            gp = self._sync_gp()
+        except NumericalError as exc:
+            # The GP escalated its jitter and still failed. Refit from default hyperparameters;
+            # if that fails too, warn and explore at random this time (and refit next time).
+            X, y = self._gp_data()
+            self.gp_ = None
+            try:
+                gp = self.gp_ = self._make_gp().fit(X, y, optimize=True, rng=self.rng)
+                self._n_at_refit = y.size
+            except NumericalError:
+                warnings.warn(f"{self.name}: GP factorization failed ({exc}); querying a random point",
+                              RuntimeWarning, stacklevel=3)
+                return self.space.sample(1, self.rng)[0]
+        return self._acquire(gp)
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         """Maximize the acquisition on the synced GP; return a canonical point."""
@@ -195,9 +222,10 @@ class GPMethod(Method):
             options["fun_and_grad"] = fun_and_grad
         total = budget or self.acquisition_budget
         n_polish = total // 10 if (self.polish and fun_and_grad is not None and self.maximizer != "lbfgsb") else 0
+        n_polish = n_polish if n_polish >= 4 else 0  # too few for a gradient step: give them back
         res = maximize(self.maximizer, fun, bounds, budget=total - n_polish, rng=self.rng, **options)
         x, nfev = res.x, res.nfev
-        if n_polish >= 4:
+        if n_polish:
             # Gradient polish from the global search's best point and the best observed points,
             # inside the same acquisition budget (DIRECT alone is weak in tens of dimensions).
             starts = np.vstack([res.x[None, :], options.get("x0_candidates", np.empty((0, res.x.size)))])

@@ -40,6 +40,7 @@ class GPEI(GPMethod):
         if not (np.isfinite(xi) and xi >= 0):
             raise ValueError(f"xi must be a finite number >= 0, got {xi!r}")
         self.xi = float(xi)
+        self._check_maximizer_dim(self.dim)
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         acq = EI(gp, float(np.max(self.y_obs)), xi=self.xi)

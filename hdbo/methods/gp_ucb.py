@@ -94,6 +94,7 @@ class GPUCB(GPMethod):
         self.beta = beta
         self.beta_params = dict(beta_params or {})
         self._beta_fn = resolve_beta(beta, self.beta_params, self.dim)
+        self._check_maximizer_dim(self.dim)
 
     def beta_t(self, t: int | None = None) -> float:
         """beta_t at iteration t (default: the upcoming one)."""

@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose
 
 from hdbo.exceptions import NotFittedError
-from hdbo.gp import Additive, GaussianProcess, Matern, SquaredExponential
+from hdbo.gp import Additive, GaussianProcess, Matern, Projected, SquaredExponential
 
 
 def _data(rng, n=30, d=3):
@@ -35,7 +35,13 @@ def test_posterior_equals_textbook_formulas(rng, mean, standardize):
     assert_allclose(s, np.sqrt(var), rtol=1e-7, atol=1e-10)
 
 
-@pytest.mark.parametrize("kernel", [SquaredExponential(3, ard=True), Matern(nu=0.5), Matern(nu=1.5)])
+@pytest.mark.parametrize(
+    "kernel",
+    [SquaredExponential(3, ard=True), Matern(nu=0.5), Matern(nu=1.5), Matern(3, nu=2.5, ard=True),
+     Additive(SquaredExponential(lengthscale=0.4), [[0, 2], [1]], shared=False),
+     Projected(Matern(2, nu=2.5, ard=True), np.array([[1.0, 0.3], [0.2, -0.8], [-0.5, 0.4]]))],
+    ids=["se-ard", "m12", "m32", "m52-ard", "additive", "projected"],
+)
 def test_incremental_update_equals_full_refit(rng, kernel):
     X, y = _data(rng, n=40)
     gp = GaussianProcess(kernel, noise_variance=1e-4).fit(X[:15], y[:15], optimize=False)
@@ -77,7 +83,10 @@ def test_prediction_gradients_match_finite_differences(rng):
 @pytest.mark.parametrize(
     "kernel",
     [SquaredExponential(3, ard=True, lengthscale=[0.3, 0.5, 0.7]), Matern(nu=1.5),
-     Additive(SquaredExponential(lengthscale=0.4), [[0, 1], [2]])],
+     Matern(3, nu=2.5, ard=True, lengthscale=[0.3, 0.5, 0.7]),
+     Additive(SquaredExponential(lengthscale=0.4), [[0, 1], [2]]),
+     Additive(Matern(nu=2.5, lengthscale=0.4), [[0], [1, 2]], shared=False)],
+    ids=["se-ard", "m32", "m52-ard", "additive-shared", "additive-separate"],
 )
 def test_lml_gradient_matches_finite_differences(rng, kernel):
     X, y = _data(rng)
@@ -121,10 +130,11 @@ def test_fitting_is_deterministic_and_keeps_fixed_parameters(rng):
     assert_allclose(thetas[0], thetas[1], rtol=0, atol=0)
 
 
-def test_per_group_means_sum_to_full_mean(rng):
+@pytest.mark.parametrize("shared", [True, False])
+def test_per_group_means_sum_to_full_mean(rng, shared):
     X = rng.random((35, 5))
     y = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1] * X[:, 2]) + X[:, 3] * X[:, 4]
-    kern = Additive(SquaredExponential(lengthscale=0.4), [[0], [1, 2], [3, 4]])
+    kern = Additive(SquaredExponential(lengthscale=0.4), [[0], [1, 2], [3, 4]], shared=shared)
     gp = GaussianProcess(kern).fit(X, y, rng=rng)
     Xq = rng.random((13, 5))
     mus, sds = gp.predict_groups(Xq)
@@ -133,7 +143,8 @@ def test_per_group_means_sum_to_full_mean(rng):
     assert_allclose(mus.sum(1) + gp.y_shift_, m, atol=1e-10)
     assert np.all(sds > 0)
     # a group's std never exceeds its prior std (times the output scale)
-    assert np.all(sds <= np.sqrt(kern.group_kernel(0).variance) * gp.y_scale_ + 1e-12)
+    for j in range(3):
+        assert np.all(sds[:, j] <= np.sqrt(kern.group_kernel(j).variance) * gp.y_scale_ + 1e-12)
     # group-wise gradients match finite differences
     Z = Xq[:, [1, 2]]
     mu1, sd1, dmu1, dsd1 = gp.predict_group(1, Z, return_grad=True)
@@ -190,3 +201,18 @@ def test_prior_prediction_and_errors(rng):
         GaussianProcess(SquaredExponential(), mean="linear")
     with pytest.raises(TypeError, match="kernel"):
         GaussianProcess("se")
+
+
+def test_likelihood_evaluation_leaves_the_gp_bit_identical(rng):
+    X, y = _data(rng)
+    gp = GaussianProcess(Matern(nu=2.5), noise_variance=0.4493).fit(X, y, optimize=False)
+    before = (gp.kernel.theta.copy(), gp.noise_variance)
+    gp.log_marginal_likelihood(gp.theta + 0.3, eval_gradient=True)
+    assert np.array_equal(gp.kernel.theta, before[0]) and gp.noise_variance == before[1]
+    # a noise value whose exp(log(v)) is not v survives the state round trip exactly
+    v = float(np.exp(-0.80613649))
+    gp.noise_variance = np.nextafter(v, 1.0)
+    gp.refactorize()
+    state = json.loads(json.dumps(gp.state_dict()))
+    gp2 = GaussianProcess(Matern(nu=2.5)).load_state(state, X, y)
+    assert gp2.noise_variance == gp.noise_variance

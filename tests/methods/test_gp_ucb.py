@@ -63,3 +63,49 @@ def test_minimize_api_with_gp_ucb():
     assert res.fun < 0.05
     assert res.history.X.shape == (25, 3)
     assert "hyperparameters" in res.method.diagnostics()
+
+
+def test_beta_uses_the_iteration_after_the_initial_design():
+    m = make_method("gp-ucb", [(0, 1)] * 20, seed=0, n_init=10, acq_budget=100)
+    for _ in range(10):
+        m.tell(m.ask(), 0.0)
+    # Algorithm 2 of Kandasamy et al.: t = 1 for the first model-based query
+    assert m.iteration == 1
+    assert m.beta_t() == pytest.approx(0.2 * 20 * np.log(2.0))
+    m.tell(m.ask(), 1.0)
+    assert m.beta_t() == pytest.approx(0.2 * 20 * np.log(4.0))
+
+
+@pytest.mark.parametrize(
+    "options,match",
+    [({"maximizer": "grid"}, "maximizer='grid' works for at most 3"),
+     ({"noise_variance": 5.0}, "noise_variance must be"),
+     ({"noise_variance": -1.0, "fit_noise": False}, "noise_variance must be"),
+     ({"maximizer": "cmaes"}, "maximizer must be one of"),
+     ({"kernel": "rbf"}, "kernel must be one of"),
+     ({"beta": "nope"}, "unknown beta schedule")],
+)
+def test_bad_options_fail_at_construction(options, match):
+    with pytest.raises(ValueError, match=match):
+        make_method("gp-ucb", [(0, 1)] * 5, **options)
+
+
+def test_numerical_failure_falls_back_instead_of_crashing(monkeypatch):
+    from hdbo.exceptions import NumericalError
+    from hdbo.gp import GaussianProcess
+
+    m = make_method("gp-ucb", [(0, 1)] * 3, seed=0, n_init=3, acq_budget=50)
+    for _ in range(3):
+        x = m.ask()
+        m.tell(x, float(np.sum(x)))
+
+    def broken(self, *args, **kwargs):
+        raise NumericalError("factorization failed")
+
+    monkeypatch.setattr(GaussianProcess, "fit", broken)
+    with pytest.warns(RuntimeWarning, match="querying a random point"):
+        x = m.ask()
+    assert np.all((x >= 0) & (x <= 1))
+    monkeypatch.undo()
+    m.tell(x, 0.5)
+    assert np.all(np.isfinite(m.ask()))  # recovers: refits from defaults next time

@@ -69,23 +69,35 @@ def test_deterministic_under_seed(name):
         assert not np.array_equal(np.array(a), np.array(c))
 
 
-def test_json_state_roundtrip_resumes_exactly(name):
-    ref = build(name, seed=7)
-    ref_xs = run(ref, N_STEPS)
+def run_with_failures(m: Method, steps: int, start: int = 0) -> list[np.ndarray]:
+    """Like run(), but evaluations 2 and 7 (0-based, counted from the run's start) fail."""
+    xs = []
+    for i in range(start, start + steps):
+        x = m.ask()
+        xs.append(x)
+        m.tell(x, None if i in (2, 7) else objective(x))
+    return xs
+
+
+@pytest.mark.parametrize("split", [3, 6, 9])
+def test_json_state_roundtrip_resumes_exactly(name, split):
+    # Split points before, at and after the end of the initial design and model refits, with
+    # failed evaluations on both sides, so incremental GP updates are replayed too.
+    ref_xs = run_with_failures(build(name, seed=7), N_STEPS)
     m = build(name, seed=7)
-    run(m, N_STEPS // 2)
+    run_with_failures(m, split)
     state = json.loads(json.dumps(m.state_dict()))
     resumed = Method.from_state(state)
     assert type(resumed) is type(m)
     assert resumed.get_params() == m.get_params()
-    rest = run(resumed, N_STEPS - N_STEPS // 2)
-    assert_array_equal(np.array(rest), np.array(ref_xs[N_STEPS // 2:]))
+    rest = run_with_failures(resumed, N_STEPS - split, start=split)
+    assert_array_equal(np.array(rest), np.array(ref_xs[split:]))
     # the same through a state saved without history (how the run store keeps it)
     m2 = build(name, seed=7)
-    run(m2, N_STEPS // 2)
+    run_with_failures(m2, split)
     light = json.loads(json.dumps(m2.state_dict(include_history=False)))
     resumed2 = Method.from_state(light, history=(m2.X_all, m2.y_all))
-    assert_array_equal(resumed2.ask(), ref_xs[N_STEPS // 2])
+    assert_array_equal(resumed2.ask(), ref_xs[split])
 
 
 def test_failed_evaluations_are_kept_out_of_the_model(name):
