@@ -14,7 +14,6 @@ and the run goes on. ``on_error="raise"`` lets exceptions pass through unchanged
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._progress import Progress
 from .methods import Method, make_method
 from .space import Box, as_box
 
@@ -114,6 +114,17 @@ class OptimizeResult:
 class Optimizer:
     """Ask/tell interface to any registered method.
 
+    One evaluation is in flight at a time: call :meth:`ask`, evaluate the point, then
+    :meth:`tell` its value before asking again. Batch or parallel suggestions (several
+    pending points) are not supported yet. The methods keep no record of points asked but
+    not told, so a second :meth:`ask` without a :meth:`tell` ignores the first point:
+    ``"gp-ucb"``, ``"gp-ei"`` and ``"direct"`` return the same point again, and methods
+    that draw random numbers while asking (``"random"``, the decomposition search of
+    ``"add-gp-ucb"``) return another point chosen without regard to the pending one. An
+    extra ask may also advance the method's random stream, so the run then differs from
+    the seeded run without it. To use several workers, run independent optimizations
+    (different seeds or problems, e.g. ``hdbo run --workers``).
+
     Parameters
     ----------
     bounds : Box or array_like of shape (D, 2)
@@ -136,12 +147,27 @@ class Optimizer:
     TypeError
         An option the method does not take.
 
+    Attributes
+    ----------
+    method : Method
+        The underlying method (its learned structure: ``method.diagnostics()``).
+    direction : {"minimize", "maximize"}
+
     Examples
     --------
     >>> opt = Optimizer([(-1, 1), (-1, 1)], method="random", seed=0)
     >>> x = opt.ask()
     >>> opt.tell(x, float(x @ x))
     >>> opt.best[1] == float(x @ x)
+    True
+
+    No pending-point handling: a model-based method asked twice proposes the same point.
+
+    >>> opt = Optimizer([(0, 1)] * 2, method="gp-ucb", seed=0, n_init=2, acq_budget=50)
+    >>> for _ in range(2):
+    ...     x = opt.ask()
+    ...     opt.tell(x, float(x.sum()))
+    >>> bool((opt.ask() == opt.ask()).all())
     True
     """
 
@@ -174,7 +200,16 @@ class Optimizer:
         return self.method.n_told
 
     def ask(self) -> NDArray[np.float64]:
-        """The next point to evaluate, shape (D,), inside the bounds."""
+        """The next point to evaluate.
+
+        Tell its value (:meth:`tell`) before asking again: there is no pending-point
+        handling, and a model-based method asked twice returns the same point.
+
+        Returns
+        -------
+        ndarray of shape (D,)
+            A point inside the bounds, in the user's units.
+        """
         return self.method.ask()
 
     def tell(self, x: ArrayLike, y: float | None, *, error: str | None = None) -> None:
@@ -183,9 +218,19 @@ class Optimizer:
         Parameters
         ----------
         x : array_like of shape (D,)
+            The point evaluated, normally the one :meth:`ask` returned.
         y : float or None
+            The objective value in the user's sign; None, NaN or inf records a failed
+            evaluation (kept in the history, never shown to the model).
         error : str, optional
             Why the evaluation failed (kept in the history).
+
+        Raises
+        ------
+        TypeError
+            ``y`` is not a real number or None.
+        ValueError
+            ``x`` does not have shape (D,) or is outside the bounds.
         """
         value = None if y is None else y
         if value is not None:
@@ -205,56 +250,49 @@ class Optimizer:
 
     @property
     def history(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(X, y)`` of every evaluation told (y in the user's sign, NaN = failed)."""
+        """``(X, y)`` of every evaluation told: ``X`` of shape (n, D), ``y`` of shape (n,).
+
+        ``y`` is in the user's sign, NaN for failed evaluations.
+        """
         return self.method.X_all, self._sign * self.method.y_all
 
     def state_dict(self) -> dict[str, Any]:
-        """JSON-serializable snapshot (see :meth:`Method.state_dict`)."""
+        """JSON-serializable snapshot.
+
+        Returns
+        -------
+        dict
+            Direction, error messages and :meth:`Method.state_dict` (history included);
+            :meth:`from_state` resumes from it exactly.
+        """
         return {"direction": self.direction, "errors": self._errors, "method": self.method.state_dict()}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> "Optimizer":
-        """Resume from :meth:`state_dict` output; the next ``ask`` is what it would have been."""
+        """Resume from :meth:`state_dict` output; the next ``ask`` is what it would have been.
+
+        Parameters
+        ----------
+        state : dict
+            Output of :meth:`state_dict` (possibly through a JSON round trip).
+
+        Returns
+        -------
+        Optimizer
+
+        Raises
+        ------
+        hdbo.exceptions.StateError
+            The method state cannot be loaded (wrong method, version or content).
+        KeyError
+            ``state`` lacks a field written by :meth:`state_dict`.
+        """
         obj = cls.__new__(cls)
         obj.direction = state["direction"]
         obj._sign = -1.0 if obj.direction == "minimize" else 1.0
         obj.method = Method.from_state(state["method"])
         obj._errors = [tuple(e) for e in state["errors"]]  # type: ignore[misc]
         return obj
-
-
-class _Progress:
-    """A minimal progress display: tqdm when installed, else a carriage-return counter."""
-
-    def __init__(self, total: int, enabled: bool, desc: str) -> None:
-        self.bar = None
-        self.enabled = enabled
-        self.total, self.n, self.desc = total, 0, desc
-        if enabled:
-            try:
-                from tqdm.auto import tqdm
-
-                self.bar = tqdm(total=total, desc=desc, leave=False)
-            except ImportError:
-                self.bar = None
-
-    def update(self, best: float | None) -> None:
-        if not self.enabled:
-            return
-        self.n += 1
-        if self.bar is not None:
-            self.bar.update(1)
-            if best is not None:
-                self.bar.set_postfix(best=f"{best:.6g}")
-        else:
-            sys.stderr.write(f"\r{self.desc}: {self.n}/{self.total} best={best}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.enabled:
-            sys.stderr.write("\n")
 
 
 def _scalar(raw: Any) -> float | None:
@@ -298,7 +336,7 @@ def _optimize(
     opt = Optimizer(bounds, method=method, seed=seed, budget=int(budget), direction=direction, **method_options)
     ask_s, eval_s = [], []
     status = 0
-    bar = _Progress(int(budget), progress, f"hdbo {method}")
+    bar = Progress(int(budget), enabled=progress, desc=f"hdbo {method}", unit="eval", leave=False)
     try:
         for _ in range(int(budget)):
             t0 = time.perf_counter()
@@ -323,7 +361,7 @@ def _optimize(
             ask_s.append(t1 - t0)
             eval_s.append(t2 - t1)
             best = opt.best
-            bar.update(None if best is None else best[1])
+            bar.update(postfix="no success yet" if best is None else f"best={best[1]:.6g}")
             if callback is not None and value is not None and np.isfinite(value) and callback(x, value):
                 status = 2
                 break
@@ -387,13 +425,16 @@ def minimize(
     on_error : {"record", "raise"}, default "record"
         What to do when ``fun`` raises (see the module's failure policy).
     progress : bool, default False
-        Show a progress bar (tqdm if installed).
+        Show progress on stderr with the best value so far: a bar on a terminal (tqdm if
+        installed, else one line redrawn in place), otherwise one line per 10% of the budget.
     **method_options
         Options of the method, e.g. ``n_init=5`` or ``acq_budget=500``.
 
     Returns
     -------
     OptimizeResult
+        ``x`` of shape (D,), ``fun``, ``history.X`` of shape (nfev, D) and ``history.y`` of
+        shape (nfev,).
 
     Raises
     ------
@@ -427,6 +468,53 @@ def maximize(
     progress: bool = False,
     **method_options: Any,
 ) -> OptimizeResult:
-    """Maximize an expensive black-box function over a box (see :func:`minimize`)."""
+    """Maximize an expensive black-box function over a box.
+
+    The same as :func:`minimize` with "higher is better"; values in the result and the
+    history are as ``fun`` returned them.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x, *args) -> float`` with ``x`` of shape (D,).
+    bounds : Box or array_like of shape (D, 2)
+        One ``(lower, upper)`` pair per variable.
+    method : str, default "gp-ucb"
+        Registered method name; see ``hdbo list methods``.
+    budget : int
+        Number of evaluations of ``fun``.
+    seed : int, optional
+        The same seed gives the same sequence of points.
+    args : tuple
+        Extra arguments of ``fun``.
+    callback : callable, optional
+        ``callback(x, value)`` after each successful evaluation; returning True stops the run.
+    on_error : {"record", "raise"}, default "record"
+        What to do when ``fun`` raises (see the module's failure policy).
+    progress : bool, default False
+        Show progress on stderr (see :func:`minimize`).
+    **method_options
+        Options of the method.
+
+    Returns
+    -------
+    OptimizeResult
+        ``x`` of shape (D,) maximizes ``fun`` among the evaluations; ``fun`` is its value.
+
+    Raises
+    ------
+    ValueError
+        Bad bounds, unknown method, budget <= 0, bad ``on_error``.
+    TypeError
+        ``fun`` not callable, non-integer budget, unknown method option.
+
+    Examples
+    --------
+    >>> import hdbo
+    >>> res = hdbo.maximize(lambda x: -float((x ** 2).sum()), [(-2, 2)] * 2, method="random",
+    ...                     budget=20, seed=1)
+    >>> res.fun <= 0.0 and res.nfev == 20
+    True
+    """
     return _optimize(fun, bounds, direction="maximize", method=method, budget=budget, seed=seed, args=args,
                      callback=callback, on_error=on_error, progress=progress, method_options=method_options)

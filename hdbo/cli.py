@@ -11,7 +11,12 @@ Examples
     hdbo report --store runs/example.db --out docs/report.md
 
 Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr),
-130 interrupted (rerun the same command to resume).
+130 interrupted (rerun the same command to resume). Runs that another live process is
+executing on the same store are left alone and listed as "running elsewhere" on stderr;
+they do not change the exit code.
+
+Progress goes to stderr, counted in evaluations (``--no-progress`` turns it off): a bar on
+a terminal, one line per 10% otherwise (CI logs).
 """
 
 from __future__ import annotations
@@ -43,12 +48,29 @@ class _Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------------------- helpers
 def parse_key_values(items: Sequence[str] | None, *, option: str) -> dict[str, Any]:
-    """``["a=1", 'k="se"', "flag=true", "name=se"]`` -> dict; values are JSON when they parse.
+    """Parse ``KEY=VALUE`` options into a dict; values are JSON when they parse, else strings.
+
+    Parameters
+    ----------
+    items : sequence of str or None
+        E.g. ``["a=1", 'k="se"', "flag=true", "name=se"]``.
+    option : str
+        The option's name, for error messages (``"--param"``).
+
+    Returns
+    -------
+    dict
+        ``{"a": 1, "k": "se", "flag": True, "name": "se"}`` for the example above.
 
     Raises
     ------
     UsageError
-        An item without ``=`` or with an invalid key.
+        An item without ``=`` or with a key that is not a Python identifier.
+
+    Examples
+    --------
+    >>> parse_key_values(["acq_budget=500", "kernel=se", "ard=false"], option="--param")
+    {'acq_budget': 500, 'kernel': 'se', 'ard': False}
     """
     out: dict[str, Any] = {}
     for item in items or []:
@@ -115,11 +137,30 @@ def _check_dask(address: str | None) -> None:
         raise UsageError("--dask needs dask.distributed: pip install 'hdbo[dask]'") from None
 
 
-def _report_errors(summary: Any) -> int:
+def _report_errors(summary: Any, store: Any) -> int:
+    """Print the summary, failed runs and runs running elsewhere to stderr; the exit code."""
+    import time
+
+    from ._progress import format_seconds
+
     print(str(summary), file=sys.stderr)
     for config, err in summary.errors:
         first = err.strip().splitlines()[0] if err.strip() else "error"
         print(f"  failed: {config.problem_label} / {config.label} / seed {config.seed}: {first}", file=sys.stderr)
+    for result in summary.running_elsewhere:
+        c = store.get_run(result.run_id).config
+        owner = result.owner
+        who = "another process" if owner is None else f"process {owner.pid} on {owner.host}"
+        if owner is not None and owner.heartbeat_at is not None:
+            who += f", last heartbeat {format_seconds(time.time() - owner.heartbeat_at)} ago"
+        print(
+            f"  running elsewhere: {c.problem_label} / {c.label} / seed {c.seed} "
+            f"({who}; {result.n_evaluations} of {c.budget} evaluations stored)",
+            file=sys.stderr,
+        )
+    if summary.running_elsewhere:
+        print("  (left alone; run the same command again later to resume them if that process stops)",
+              file=sys.stderr)
     return 1 if summary.errors else 0
 
 
@@ -207,7 +248,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         _print_summary(store, summary.run_ids)
         print(f"\nstore: {args.store} (experiment {args.experiment!r}); the same command resumes unfinished runs")
-    return _report_errors(summary)
+        return _report_errors(summary, store)
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -275,13 +316,20 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             claims={s.name: s.claims for s in specs},
         )
         _print_summary(store, summary.run_ids)
-    print(f"\nreport written to {report_path}")
-    return _report_errors(summary)
+        print(f"\nreport written to {report_path}")
+        return _report_errors(summary, store)
 
 
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``hdbo`` command."""
+    """The argument parser of the ``hdbo`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        With the subcommands ``run``, ``list``, ``report`` and ``reproduce``; its
+        ``error`` raises :class:`UsageError` instead of exiting.
+    """
     parser = _Parser(prog="hdbo", description="High-dimensional Bayesian optimization: experiments and reports.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
@@ -305,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--experiment", default="run", help="experiment name in the store (default 'run')")
     run.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     run.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     run.set_defaults(func=_cmd_run)
 
     lst = sub.add_parser("list", help="list registered methods or problems")
@@ -327,13 +375,32 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("--specs-dir", help="folder holding the specs (default ./experiments or the repository's)")
     rpr.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     rpr.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
-    rpr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rpr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     rpr.set_defaults(func=_cmd_reproduce)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hdbo`` command; returns the exit code."""
+    """Entry point of the ``hdbo`` command.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments without the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 success, 1 some runs failed, 2 bad input (one line on stderr), 130 interrupted by
+        Ctrl-C (the same command resumes).
+
+    Examples
+    --------
+    >>> main(["list", "methods"])  # doctest: +ELLIPSIS
+    add-gp-ucb
+    ...
+    0
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -92,41 +92,134 @@ class Box:
 
     # ------------------------------------------------------------------ maps
     def to_unit(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Map points of the box to ``[0, 1]^dim`` (shape preserved)."""
+        """Map points of the box to the unit cube, ``(X - lower) / width``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the box's units. They are not checked or clipped.
+
+        Returns
+        -------
+        ndarray of the same shape as X
+            Coordinates in ``[0, 1]`` for points inside the box.
+        """
         return (np.asarray(X, dtype=float) - self.lower) / self.width
 
     def from_unit(self, U: ArrayLike) -> NDArray[np.float64]:
-        """Map points of ``[0, 1]^dim`` to the box (shape preserved)."""
+        """Map points of the unit cube to the box, ``lower + U * width`` (inverse of :meth:`to_unit`).
+
+        Parameters
+        ----------
+        U : array_like of shape (n, dim) or (dim,)
+            Points in ``[0, 1]^dim``. They are not checked or clipped.
+
+        Returns
+        -------
+        ndarray of the same shape as U
+            Points in the box's units.
+        """
         return self.lower + np.asarray(U, dtype=float) * self.width
 
     def to_symmetric(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Map points of the box to ``[-1, 1]^dim``."""
+        """Map points of the box to the symmetric cube, ``2 * to_unit(X) - 1``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the box's units.
+
+        Returns
+        -------
+        ndarray of the same shape as X
+            Coordinates in ``[-1, 1]`` for points inside the box.
+        """
         return 2.0 * self.to_unit(X) - 1.0
 
     def from_symmetric(self, S: ArrayLike) -> NDArray[np.float64]:
-        """Map points of ``[-1, 1]^dim`` to the box."""
+        """Map points of the symmetric cube to the box (inverse of :meth:`to_symmetric`).
+
+        Parameters
+        ----------
+        S : array_like of shape (n, dim) or (dim,)
+            Points in ``[-1, 1]^dim``.
+
+        Returns
+        -------
+        ndarray of the same shape as S
+            Points in the box's units.
+        """
         return self.from_unit((np.asarray(S, dtype=float) + 1.0) / 2.0)
 
     def clip(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Clip points into the box (shape preserved)."""
+        """Clip every coordinate into ``[lower_i, upper_i]``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the box's units.
+
+        Returns
+        -------
+        ndarray of the same shape as X
+            A new float array; points already inside are unchanged.
+        """
         return np.clip(np.asarray(X, dtype=float), self.lower, self.upper)
 
     def contains(self, X: ArrayLike, *, atol: float = 0.0) -> NDArray[np.bool_] | bool:
-        """Whether points lie in the box (a bool for one point, an array for a batch)."""
+        """Whether points lie in the box, bounds included.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            One point or a batch of points.
+        atol : float, default 0.0
+            Tolerance: a coordinate may exceed a bound by up to ``atol``.
+
+        Returns
+        -------
+        bool or ndarray of bool of shape (n,)
+            A bool for a single point of shape (dim,), otherwise one bool per row.
+        """
         X = np.asarray(X, dtype=float)
         inside = np.all((X >= self.lower - atol) & (X <= self.upper + atol), axis=-1)
         return bool(inside) if X.ndim == 1 else inside
 
     def sample(self, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        """``n`` points drawn uniformly from the box, shape (n, dim)."""
+        """Draw points uniformly from the box.
+
+        Parameters
+        ----------
+        n : int
+            Number of points.
+        rng : numpy.random.Generator
+            Source of randomness (``n * dim`` draws of ``rng.random``).
+
+        Returns
+        -------
+        ndarray of shape (n, dim)
+        """
         return self.from_unit(rng.random((n, self.dim)))
 
     # ------------------------------------------------------------------ validation
     def check_point(self, x: ArrayLike, *, name: str = "x") -> NDArray[np.float64]:
         """Validate one point: a finite float vector of length ``dim`` inside the box.
 
-        A point outside the box by at most ``1e-9`` relative to the width is clipped in
-        (floating-point round-off from the maps); anything further raises.
+        A point outside the box by at most ``1e-9`` times the width (per coordinate) is
+        clipped in, as such a small excess comes from floating-point round-off in the maps;
+        anything further raises.
+
+        Parameters
+        ----------
+        x : array_like of shape (dim,)
+            The point.
+        name : str, default "x"
+            Name of the argument in error messages.
+
+        Returns
+        -------
+        ndarray of shape (dim,)
+            ``x`` as floats, clipped into the box.
 
         Raises
         ------
@@ -154,22 +247,63 @@ class Box:
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable form."""
+        """The box as a JSON-serializable dict.
+
+        Returns
+        -------
+        dict
+            ``{"lower": [...], "upper": [...]}`` with lists of ``dim`` floats.
+        """
         return {"lower": self.lower.tolist(), "upper": self.upper.tolist()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Box":
-        """Inverse of :meth:`to_dict`."""
+        """Rebuild a box from :meth:`to_dict` output.
+
+        Parameters
+        ----------
+        data : dict
+            A mapping with keys ``"lower"`` and ``"upper"``, each a sequence of ``dim`` floats.
+
+        Returns
+        -------
+        Box
+
+        Raises
+        ------
+        ValueError
+            If the bounds are invalid (see :class:`Box`).
+        """
         return cls(data["lower"], data["upper"])
 
     @classmethod
     def unit(cls, dim: int) -> "Box":
-        """The unit cube ``[0, 1]^dim``."""
+        """The unit cube ``[0, 1]^dim``.
+
+        Parameters
+        ----------
+        dim : int
+            Number of dimensions, at least 1.
+
+        Returns
+        -------
+        Box
+        """
         return cls(np.zeros(dim), np.ones(dim))
 
     @classmethod
     def symmetric(cls, dim: int) -> "Box":
-        """The cube ``[-1, 1]^dim``."""
+        """The symmetric cube ``[-1, 1]^dim``.
+
+        Parameters
+        ----------
+        dim : int
+            Number of dimensions, at least 1.
+
+        Returns
+        -------
+        Box
+        """
         return cls(-np.ones(dim), np.ones(dim))
 
 
@@ -181,6 +315,13 @@ def as_box(bounds: Box | ArrayLike | Sequence[Sequence[float]], *, name: str = "
     bounds : Box, or array_like of shape (dim, 2)
         A Box, or one ``(lower, upper)`` pair per dimension (SciPy's convention), e.g.
         ``[(-5, 10), (0, 15)]``.
+    name : str, default "bounds"
+        Name of the argument in error messages.
+
+    Returns
+    -------
+    Box
+        ``bounds`` itself if it is already a Box, otherwise a new one.
 
     Raises
     ------

@@ -10,12 +10,25 @@ __all__ = ["as_generator", "generator_state", "generator_from_state", "to_jsonab
 
 
 def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """Turn ``seed`` into a :class:`numpy.random.Generator` (a Generator passes through).
+    """Turn ``seed`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    seed : int, numpy.random.Generator or None
+        A non-negative int seeds a new PCG64 generator (``numpy.random.default_rng``); None
+        seeds one from the operating system; a Generator is returned as is (not copied), so
+        draws from it advance the caller's generator.
+
+    Returns
+    -------
+    numpy.random.Generator
 
     Raises
     ------
     TypeError
-        If ``seed`` is neither None, an int nor a Generator.
+        If ``seed`` is neither None, an int nor a Generator (``bool`` is rejected).
+    ValueError
+        If ``seed`` is a negative int.
     """
     if isinstance(seed, np.random.Generator):
         return seed
@@ -27,12 +40,35 @@ def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
 
 
 def generator_state(rng: np.random.Generator) -> dict[str, Any]:
-    """JSON-serializable snapshot of ``rng`` (restored exactly by :func:`generator_from_state`)."""
+    """Snapshot of a generator's state in JSON-serializable form.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    dict
+        ``rng.bit_generator.state`` with numpy values turned into plain Python ones;
+        :func:`generator_from_state` restores the generator exactly from it.
+    """
     return to_jsonable(rng.bit_generator.state)
 
 
 def generator_from_state(state: dict[str, Any]) -> np.random.Generator:
-    """Rebuild a Generator from :func:`generator_state` output."""
+    """Rebuild a generator from :func:`generator_state` output.
+
+    Parameters
+    ----------
+    state : dict
+        A bit-generator state; its ``"bit_generator"`` entry names a class of
+        :mod:`numpy.random` (e.g. ``"PCG64"``).
+
+    Returns
+    -------
+    numpy.random.Generator
+        A generator whose next draws equal those of the snapshotted one.
+    """
     name = state["bit_generator"]
     bit_gen = getattr(np.random, name)()
     bit_gen.state = state
@@ -40,9 +76,22 @@ def generator_from_state(state: dict[str, Any]) -> np.random.Generator:
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Recursively convert numpy scalars/arrays (and tuples) into plain JSON types.
+    """Recursively convert numpy scalars and arrays (and tuples) into plain JSON types.
 
-    Floats keep their exact value: ``json`` writes the shortest repr that round-trips.
+    Dict keys become strings, lists and tuples become lists, arrays become nested lists,
+    numpy booleans, integers and floats become ``bool``, ``int`` and ``float``; anything else
+    is returned unchanged. Floats keep their exact value: ``json`` writes the shortest repr
+    that round-trips.
+
+    Parameters
+    ----------
+    obj : object
+        The value to convert.
+
+    Returns
+    -------
+    object
+        The converted value (a new container; ``obj`` is not modified).
     """
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from numpy.testing import assert_array_equal
 
 import hdbo
 from hdbo import Optimizer, maximize, minimize
+from hdbo._progress import Progress
 
 BOUNDS = [(-1.0, 2.0), (0.0, 1.0)]
 
@@ -138,3 +142,117 @@ def test_non_scalar_return_is_a_programming_error(bad):
 def test_overflowing_bounds_are_rejected():
     with pytest.raises(ValueError, match="overflows"):
         minimize(sphere, [(-1e308, 1e308)], method="random", budget=3)
+
+
+def test_ask_twice_without_tell_repeats_the_point():
+    """Documented limitation: one evaluation in flight at a time, no pending-point handling."""
+    opt = Optimizer(BOUNDS, method="gp-ucb", seed=0, n_init=2, acq_budget=50)
+    for _ in range(3):
+        x = opt.ask()
+        opt.tell(x, sphere(x))
+    assert_array_equal(opt.ask(), opt.ask())
+    assert "pending" in Optimizer.__doc__ and "not supported" in Optimizer.__doc__
+
+
+# ---------------------------------------------------------------------------- progress display
+# hdbo._progress.Progress serves minimize(progress=True) and the experiment runner.
+class _FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def no_tqdm(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+
+
+def test_progress_log_mode_writes_a_line_per_tenth(no_tqdm):
+    log = io.StringIO()
+    with Progress(20, desc="job", unit="eval", stream=log) as bar:
+        assert bar.mode == "log"
+        for i in range(20):
+            bar.update(postfix=f"best={i}")
+    lines = log.getvalue().splitlines()
+    assert [line.split()[1] for line in lines] == [f"{n}/20" for n in range(2, 21, 2)]
+    assert lines[0].startswith("job: 2/20 eval (10%) ") and ", eta " in lines[0] and lines[0].endswith("best=1")
+    assert lines[-1].startswith("job: 20/20 eval (100%) ") and lines[-1].endswith("best=19")
+    assert "eta" not in lines[-1]
+
+
+def test_progress_log_mode_with_a_shrinking_total(no_tqdm):
+    log = io.StringIO()
+    bar = Progress(100, stream=log, log_every=0.25)
+    bar.update(30)
+    bar.set_total(40)  # 30/40 = 75%
+    bar.update(10)
+    bar.close()
+    bar.close()  # idempotent
+    assert [line.split()[0] for line in log.getvalue().splitlines()] == ["30/100", "30/40", "40/40"]
+
+
+def test_progress_line_mode_redraws_in_place(no_tqdm, monkeypatch):
+    tty = _FakeTTY()
+    bar = Progress(3, desc="d", stream=tty, min_interval=0.0)
+    assert bar.mode == "line"
+    for _ in range(3):
+        bar.update()
+    bar.close()
+    text = tty.getvalue()
+    assert text.count("\r") == 4 and text.endswith("\n") and text.count("\n") == 1
+    assert text.rsplit("\r", 1)[-1].startswith("d: 3/3 it (100%)")
+
+
+def test_progress_off():
+    log = io.StringIO()
+    for bar in (Progress(5, enabled=False, stream=log), Progress(0, stream=log)):
+        bar.update(postfix="x")
+        bar.close()
+        assert bar.mode == "off"
+    assert log.getvalue() == ""
+    with pytest.raises(ValueError, match="total must be an int >= 0"):
+        Progress(-1)
+
+
+def test_progress_uses_tqdm_on_a_terminal_when_installed(monkeypatch):
+    calls = []
+
+    class FakeTqdm:
+        def __init__(self, **kwargs):
+            calls.append(("init", kwargs["total"], kwargs["unit"]))
+            self.total = kwargs["total"]
+
+        def update(self, n):
+            calls.append(("update", n))
+
+        def set_postfix_str(self, text, refresh=True):
+            calls.append(("postfix", text))
+
+        def refresh(self):
+            calls.append(("refresh", self.total))
+
+        def close(self):
+            calls.append(("close",))
+
+    module = types.ModuleType("tqdm.auto")
+    module.tqdm = FakeTqdm
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", module)
+    bar = Progress(4, unit="eval", stream=_FakeTTY())
+    assert bar.mode == "tqdm"
+    bar.update(2, postfix="best=1")
+    bar.set_total(3)
+    bar.close()
+    assert calls == [("init", 4, "eval"), ("postfix", "best=1"), ("update", 2), ("refresh", 3), ("close",)]
+    assert Progress(4, stream=io.StringIO()).mode == "log"  # never a tqdm bar in a log
+
+
+def test_minimize_progress_shows_the_best_value(capsys, no_tqdm):
+    res = minimize(sphere, BOUNDS, method="random", budget=20, seed=0, progress=True)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 10 and "\r" not in err  # stderr is captured, not a TTY
+    assert lines[-1].startswith("hdbo random: 20/20 eval (100%)")
+    assert lines[-1].endswith(f"best={res.fun:.6g}")
+    minimize(sphere, BOUNDS, method="random", budget=5, seed=0)
+    assert capsys.readouterr().err == ""  # progress=False by default

@@ -262,3 +262,65 @@ def test_parse_key_values():
     assert got == {"a": 1, "k": "se", "name": "se", "flag": True, "xs": [1, 2.5], "empty": ""}
     with pytest.raises(UsageError, match="key=value"):
         parse_key_values(["1a=3"], option="--param")
+
+
+def test_interrupted_run_exits_130_and_the_same_command_resumes_exactly(tmp_path, capsys, monkeypatch):
+    """Ctrl-C in the second run, after its initial design: exit 130; rerunning finishes it exactly."""
+    import _hdbo_test_problems as toy
+
+    argv = ["run", "--problem", QUAD, "--dim", "2", "--noise-std", "0.01", "--method", "gp-ucb",
+            "--param", "n_init=4", "--param", "refit_every=2", "--param", "acq_budget=100",
+            "--seeds", "2", "--budget", "10", "--no-progress"]
+    code, out, err = _run(capsys, *argv, "--store", str(tmp_path / "straight.db"))
+    assert code == 0, err
+
+    db = tmp_path / "interrupted.db"
+    monkeypatch.setitem(toy.TRIGGER, "countdown", 17)  # 10 calls of seed 0, then the 7th of seed 1
+    code, out, err = _run(capsys, *argv, "--store", str(db))
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "hdbo: interrupted; run the same command again to resume"
+    with RunStore(db) as store:
+        first, second = store.list_runs()
+        assert first.status == "finished"
+        assert second.status == "failed" and second.n_evaluations == 6 and "KeyboardInterrupt" in second.error
+        assert second.method_state["internal"]["gp"] is not None  # past the initial design
+
+    code, out, err = _run(capsys, *argv, "--store", str(db))
+    assert code == 0, err
+    assert "1 finished now, 1 already finished, 0 failed" in err
+    with RunStore(db) as got, RunStore(tmp_path / "straight.db") as ref:
+        for a, b in zip(got.list_runs(), ref.list_runs(), strict=True):
+            assert a.config == b.config and a.status == b.status == "finished"
+            ea, eb = got.load_evaluations(a.id), ref.load_evaluations(b.id)
+            assert (ea.X == eb.X).all() and (ea.y == eb.y).all()
+
+
+def test_run_owned_by_a_live_process_is_reported_not_failed(tmp_path, capsys):
+    from hdbo.experiments.store import RunConfig, RunOwner
+
+    db = tmp_path / "busy.db"
+    cfg = RunConfig(experiment="run", problem=QUAD, method="random", seed=0, budget=4,
+                    problem_params={"dim": 3})
+    with RunStore(db) as store:
+        run = store.get_or_create_run(cfg)
+        assert store.claim_run(run.id, owner=RunOwner("cluster-node-7", 4242)).acquired
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+                          "--budget", "4", "--store", str(db), "--no-progress")
+    assert code == 0, err
+    assert "1 finished now, 0 already finished, 0 failed, 1 running elsewhere" in err
+    line = next(line for line in err.splitlines() if "running elsewhere:" in line)
+    assert line.startswith("  running elsewhere: _hdbo_test_problems:quadratic(dim=3) / random / seed 0 (process "
+                           "4242 on cluster-node-7, last heartbeat ")
+    assert line.endswith(" ago; 0 of 4 evaluations stored)")
+    with RunStore(db) as store:
+        assert store.get_run(run.id).status == "running" and store.get_run(run.id).error is None
+
+
+def test_progress_lines_in_a_log(tmp_path, capsys):
+    """stderr captured (not a TTY): a few complete lines, counted in evaluations."""
+    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--seeds", "2", "--budget", "5",
+                          "--store", str(tmp_path / "p.db"))
+    assert code == 0, err
+    progress = [line for line in err.splitlines() if line.startswith("hdbo: ")]
+    assert "\r" not in err and 2 <= len(progress) <= 12
+    assert progress[-1].startswith("hdbo: 10/10 eval (100%)")

@@ -22,6 +22,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, ndtr
 
+from .._validation import check_real
+
 __all__ = ["Acquisition", "UCB", "EI", "PI", "acquisition_from_name", "ACQUISITIONS"]
 
 Array = NDArray[np.float64]
@@ -31,18 +33,6 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Below z = -40 the standard normal density underflows to 0 in float64, so EI and PI are
 # exactly 0 there; clipping keeps erfcx away from inf * 0.
 _Z_MIN = -40.0
-
-
-def _real(value: Any, name: str, *, low: float | None = None) -> float:
-    """Return ``value`` as a finite float, optionally checking ``value >= low``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return value
 
 
 def _norm_pdf(z: Array) -> Array:
@@ -60,6 +50,11 @@ class Acquisition(ABC):
     ----------
     model : object
         Anything with ``predict(X, return_grad=...)`` as described in the module docstring.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` has no ``predict`` method.
     """
 
     def __init__(self, model: Any) -> None:
@@ -82,6 +77,11 @@ class Acquisition(ABC):
         -------
         ndarray of shape (n,)
             Values (shape (1,) for a single point).
+
+        Raises
+        ------
+        ValueError
+            If X has more than two dimensions.
         """
         X = self._as_points(X)
         mean, std = self.model.predict(X, return_grad=False)
@@ -100,6 +100,12 @@ class Acquisition(ABC):
         -------
         values : ndarray of shape (n,)
         grads : ndarray of shape (n, d)
+            Row i is the gradient at ``X[i]``.
+
+        Raises
+        ------
+        ValueError
+            If X has more than two dimensions.
         """
         X = self._as_points(X)
         n, d = X.shape
@@ -146,6 +152,13 @@ class UCB(Acquisition):
     beta : float
         Exploration weight ``beta_t >= 0`` (see :mod:`hdbo.acquisition.schedules`).
 
+    Raises
+    ------
+    TypeError
+        If ``beta`` is not a real number, or ``model`` has no ``predict`` method.
+    ValueError
+        If ``beta`` is negative or not finite.
+
     References
     ----------
     N. Srinivas, A. Krause, S. Kakade, M. Seeger. Gaussian process optimization in the bandit
@@ -162,7 +175,7 @@ class UCB(Acquisition):
 
     def __init__(self, model: Any, beta: float) -> None:
         super().__init__(model)
-        self.beta = _real(beta, "beta", low=0.0)
+        self.beta = check_real(beta, "beta", low=0)
 
     def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
         root = math.sqrt(self.beta)
@@ -174,8 +187,8 @@ class _Improvement(Acquisition):
 
     def __init__(self, model: Any, best: float, xi: float = 0.0) -> None:
         super().__init__(model)
-        self.best = _real(best, "best")
-        self.xi = _real(xi, "xi", low=0.0)
+        self.best = check_real(best, "best")
+        self.xi = check_real(xi, "xi", low=0)
 
     def _z(self, mean: Array, std: Array) -> tuple[Array, Array]:
         """Improvement ``mean - best - xi`` and ``z = improvement / std``.
@@ -203,6 +216,13 @@ class EI(_Improvement):
         Incumbent value (usually the best observation or best posterior mean so far).
     xi : float, default 0.0
         Non-negative margin that favours exploration.
+
+    Raises
+    ------
+    TypeError
+        If ``best`` or ``xi`` is not a real number, or ``model`` has no ``predict`` method.
+    ValueError
+        If ``best`` or ``xi`` is not finite, or ``xi < 0``.
 
     Notes
     -----
@@ -240,6 +260,11 @@ class PI(_Improvement):
         Incumbent value.
     xi : float, default 0.0
         Non-negative margin.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :class:`EI`.
 
     Notes
     -----

@@ -19,6 +19,8 @@ Shared policies
 * ``x0_candidates`` (e.g. the best observed points) are evaluated first, inside the budget.
 * Results depend only on the arguments and the state of ``rng``.
 * Exceptions raised by ``fun`` pass through unchanged.
+* Arguments are checked before the first evaluation: a wrong type raises ``TypeError``, a
+  wrong value ``ValueError``, with the argument's name in the message.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import Bounds, direct, minimize
 
+from .._validation import check_bool, check_int
 from ..space import Box, as_box
 
 __all__ = [
@@ -150,11 +153,11 @@ def _check_output(out: Any, shape: tuple[int, ...], name: str, xshape: tuple[int
 
 
 def _int(value: Any, name: str, *, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int >= {low}, got {type(value).__name__} {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
+    """:func:`check_int` whose TypeError states the range as well ("budget must be an int >= 1, got float 2.5")."""
+    try:
+        return check_int(value, name, low=low)
+    except TypeError:
+        raise TypeError(f"{name} must be an int >= {low}, got {type(value).__name__} {value!r}") from None
 
 
 def _setup(
@@ -224,6 +227,15 @@ def maximize_direct(
     -------
     MaximizeResult
 
+    Raises
+    ------
+    TypeError
+        If ``fun`` is not callable, ``budget`` is not an int, ``rng`` is not a Generator, or
+        ``locally_biased`` is not a bool.
+    ValueError
+        If the bounds are invalid, ``budget < 1``, ``x0_candidates`` has the wrong shape or
+        non-finite entries, or ``fun`` returns an array of the wrong shape.
+
     Notes
     -----
     SciPy's DIRECT may finish its current iteration past ``maxfun``; here the evaluation that
@@ -237,8 +249,7 @@ def maximize_direct(
     Lipschitz constant. J. Optimization Theory and Applications 79, 1993. SPEC 0.A.4.
     """
     ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
-    if not isinstance(locally_biased, bool):
-        raise TypeError(f"locally_biased must be a bool, got {type(locally_biased).__name__}")
+    locally_biased = check_bool(locally_biased, "locally_biased")
     _evaluate_candidates(ev, x0)
     remaining = ev.limit - ev.nfev
     if remaining == 0:
@@ -256,7 +267,7 @@ def maximize_direct(
                 objective,
                 Bounds(box.lower, box.upper),
                 maxfun=remaining,
-                maxiter=10**6,
+                maxiter=max(1000, remaining),  # never binds (>= 2 points per iteration); a huge value costs ~25 ms of allocation per call
                 locally_biased=locally_biased,
             )
         except SystemError as exc:
@@ -271,8 +282,18 @@ def callback_exception(exc: SystemError) -> BaseException:
     """The exception a Python callback raised inside ``scipy.optimize.direct``.
 
     SciPy releases before 1.17.1 cannot propagate an exception raised in the objective: they
-    raise ``SystemError`` with the original exception as its cause. Return that original
-    exception (or ``exc`` itself if there is none), so callers behave alike on every SciPy.
+    raise ``SystemError`` with the original exception as its cause. Callers re-raise what
+    this returns, so they behave alike on every SciPy.
+
+    Parameters
+    ----------
+    exc : SystemError
+        The error raised by ``scipy.optimize.direct``.
+
+    Returns
+    -------
+    BaseException
+        ``exc.__cause__``, else ``exc.__context__``, else ``exc`` itself.
     """
     inner = exc.__cause__ or exc.__context__
     return inner if inner is not None else exc
@@ -330,7 +351,12 @@ def maximize_lbfgsb(
     Raises
     ------
     ValueError
-        If ``n_raw == 0`` and no ``x0_candidates`` are given (there is nothing to start from).
+        If ``n_raw == 0`` and no ``x0_candidates`` are given (there is nothing to start from),
+        ``n_starts < 1`` or ``n_raw < 0``, or ``fun_and_grad`` returns arrays of the wrong
+        shapes; also for the shared arguments, as in :func:`maximize_direct`.
+    TypeError
+        If ``fun_and_grad`` is not callable or ``n_starts``/``n_raw`` is not an int; also for
+        the shared arguments.
 
     References
     ----------
@@ -440,6 +466,15 @@ def maximize_random(
     Returns
     -------
     MaximizeResult
+
+    Raises
+    ------
+    TypeError
+        If ``fun`` is not callable, ``budget`` or ``batch_size`` is not an int, or ``rng`` is
+        not a Generator.
+    ValueError
+        If the bounds are invalid, ``budget < 1``, ``batch_size < 1``, ``x0_candidates`` has
+        the wrong shape or non-finite entries, or ``fun`` returns an array of the wrong shape.
     """
     ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
     batch_size = _int(batch_size, "batch_size", low=1)
@@ -485,7 +520,10 @@ def maximize_grid(
     Raises
     ------
     ValueError
-        If ``d > 3``, or the budget leaves fewer than ``2 ** d`` points for the grid.
+        If ``d > 3``, or the budget leaves fewer than ``2 ** d`` points for the grid; also
+        for the shared arguments, as in :func:`maximize_random`.
+    TypeError
+        For the shared arguments, as in :func:`maximize_random`.
     """
     ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
     batch_size = _int(batch_size, "batch_size", low=1)

@@ -4,6 +4,10 @@ Each schedule is a plain function of the iteration ``t >= 1`` with its constants
 arguments; :func:`get_beta_schedule` binds the constants once and returns a callable
 ``t -> beta_t``. ``log`` is the natural logarithm throughout.
 
+Every schedule checks its arguments: ``t`` and the real constants must be real numbers
+(``TypeError`` otherwise), the counts must be ints, and a value out of range (``t < 1``,
+``delta`` outside (0, 1), a non-positive constant, ...) raises ``ValueError``.
+
 Examples
 --------
 >>> beta = get_beta_schedule("kandasamy2015", d=5)
@@ -18,7 +22,7 @@ import inspect
 import math
 from typing import Any, Callable
 
-import numpy as np
+from .._validation import check_int, check_real
 
 __all__ = [
     "srinivas_finite",
@@ -36,39 +40,16 @@ _PI2 = math.pi**2
 
 
 # ---------------------------------------------------------------------- argument checks
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return value
-
-
 def _t(t: Any) -> float:
-    t = _number(t, "t")
-    if t < 1:
-        raise ValueError(f"t must be >= 1 (iterations count from 1), got {t!r}")
-    return t
+    return check_real(t, "t", low=1)
 
 
 def _positive(value: Any, name: str) -> float:
-    value = _number(value, name)
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return value
-
-
-def _count(value: Any, name: str, *, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
+    return check_real(value, name, low=0, low_inclusive=False)
 
 
 def _delta(delta: Any) -> float:
-    delta = _number(delta, "delta")
+    delta = check_real(delta, "delta")
     if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     return delta
@@ -98,6 +79,14 @@ def srinivas_finite(t: float, *, n_points: int, delta: float = 0.1) -> float:
     Returns
     -------
     float
+        The weight ``beta_t``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (e.g. a float count).
+    ValueError
+        If ``t < 1``, ``n_points < 1`` or ``delta`` is not in (0, 1).
 
     References
     ----------
@@ -109,7 +98,7 @@ def srinivas_finite(t: float, *, n_points: int, delta: float = 0.1) -> float:
     >>> round(srinivas_finite(1, n_points=100, delta=0.1), 4)
     14.8109
     """
-    t, n = _t(t), _count(n_points, "n_points")
+    t, n = _t(t), check_int(n_points, "n_points", low=1)
     return 2.0 * math.log(n * t * t * _PI2 / (6.0 * _delta(delta)))
 
 
@@ -136,18 +125,22 @@ def srinivas_continuous(
     Returns
     -------
     float
+        The weight ``beta_t``.
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (e.g. a float ``dim``).
     ValueError
-        If ``4 d a / delta <= 1`` (the square root of its log would not be real).
+        If ``t < 1``, ``dim < 1``, ``a``, ``b`` or ``r`` is not positive, ``delta`` is not in
+        (0, 1), or ``4 d a / delta <= 1`` (the square root of its log would not be real).
 
     References
     ----------
     Srinivas, Krause, Kakade, Seeger. Gaussian process optimization in the bandit setting,
     ICML 2010, Theorem 2. SPEC 0.A.3.
     """
-    t, d = _t(t), _count(dim, "dim")
+    t, d = _t(t), check_int(dim, "dim", low=1)
     a, b, r, delta = _positive(a, "a"), _positive(b, "b"), _positive(r, "r"), _delta(delta)
     root = math.sqrt(_positive_log(4.0 * d * a / delta, "4 * dim * a / delta"))
     return 2.0 * math.log(2.0 * t * t * _PI2 / (3.0 * delta)) + 2.0 * d * math.log(t * t * d * b * r * root)
@@ -166,12 +159,17 @@ def constant(t: float, *, value: float) -> float:
     Returns
     -------
     float
+        The weight ``beta_t``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (e.g. a float count).
+    ValueError
+        If ``t < 1`` or ``value`` is negative or not finite.
     """
     _t(t)
-    value = _number(value, "value")
-    if value < 0:
-        raise ValueError(f"value must be >= 0, got {value!r}")
-    return value
+    return check_real(value, "value", low=0)
 
 
 def kandasamy2015(t: float, *, d: int) -> float:
@@ -187,6 +185,14 @@ def kandasamy2015(t: float, *, d: int) -> float:
     Returns
     -------
     float
+        The weight ``beta_t``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (e.g. a float count).
+    ValueError
+        If ``t < 1`` or ``d < 1``.
 
     References
     ----------
@@ -199,7 +205,7 @@ def kandasamy2015(t: float, *, d: int) -> float:
     >>> round(kandasamy2015(1, d=10), 6)  # GP-UCB on the 10-D problem: 2 log 2
     1.386294
     """
-    return 0.2 * _count(d, "d") * math.log(2.0 * _t(t))
+    return 0.2 * check_int(d, "d", low=1) * math.log(2.0 * _t(t))
 
 
 def kandasamy2015_theory(t: float, *, d: int, M: int, D: int, delta: float = 0.1) -> float:
@@ -221,13 +227,21 @@ def kandasamy2015_theory(t: float, *, d: int, M: int, D: int, delta: float = 0.1
     Returns
     -------
     float
+        The weight ``beta_t``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (e.g. a float count).
+    ValueError
+        If ``t < 1``, a count is < 1 or ``delta`` is not in (0, 1).
 
     References
     ----------
     Kandasamy, Schneider, Poczos, ICML 2015, Theorem 5 (SPEC P5.A.5). The authors later
     reported an error in the analysis behind it (SPEC P5.A.6, item 11).
     """
-    t, d, M, D = _t(t), _count(d, "d"), _count(M, "M"), _count(D, "D")
+    t, d, M, D = _t(t), check_int(d, "d", low=1), check_int(M, "M", low=1), check_int(D, "D", low=1)
     delta = _delta(delta)
     return 2.0 * math.log(M * _PI2 * t * t / (2.0 * delta)) + 2.0 * d * math.log(D * t**3)
 
@@ -257,6 +271,15 @@ def tranthe2020(
     Returns
     -------
     float
+        The weight ``beta_t``.
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (e.g. a float ``dim``).
+    ValueError
+        If ``t < 1``, ``dim < 1``, ``subspace_dim`` is not in ``[0, dim)``, ``a`` or ``b`` is
+        not positive, ``delta`` is not in (0, 1), or ``6 D a / delta <= 1`` with ``d > 0``.
 
     References
     ----------
@@ -269,8 +292,8 @@ def tranthe2020(
     >>> round(tranthe2020(1, dim=100, subspace_dim=5), 2)  # SPEC P3.A.3: about 43
     43.03
     """
-    t, D = _t(t), _count(dim, "dim")
-    d = _count(subspace_dim, "subspace_dim", low=0)
+    t, D = _t(t), check_int(dim, "dim", low=1)
+    d = check_int(subspace_dim, "subspace_dim", low=0)
     if d >= D:
         raise ValueError(f"subspace_dim must be < dim={D}, got {d}")
     a, b, delta = _positive(a, "a"), _positive(b, "b"), _delta(delta)
@@ -292,7 +315,13 @@ BETA_SCHEDULES: dict[str, Callable[..., float]] = {
 
 
 def available_beta_schedules() -> list[str]:
-    """Names accepted by :func:`get_beta_schedule`, sorted."""
+    """Names accepted by :func:`get_beta_schedule`.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(BETA_SCHEDULES)
 
 

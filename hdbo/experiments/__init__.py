@@ -1,31 +1,74 @@
 """Experiments: TOML specs, a resumable runner, a SQLite store and reports.
 
-``store``   :class:`RunStore` (SQLite, several writers), :class:`RunConfig` (identity of a run).
-``runner``  :func:`run_one` (execute or resume one run), :func:`run_many` (serial, process pool, Dask).
-``spec``    :func:`load_spec` / :func:`find_specs`: TOML experiment specs with quick/full scales.
-``report``  :func:`aggregate`, :func:`write_report`: markdown tables and regret plots.
+``store``   :class:`RunStore` (SQLite, several writers, run claims), :class:`RunConfig`
+            (identity of a run), :class:`RunOwner` / :class:`RunClaim` (who executes a run).
+``runner``  :func:`run_one` (execute or resume one run), :func:`run_many` (serial, process
+            pool, Dask), with progress counted in evaluations.
+``spec``    :func:`load_spec` / :func:`find_specs`: TOML experiment specs with quick/full
+            scales, paper values and :class:`Claim` s.
+``report``  :func:`aggregate`, :func:`check_claims`, :func:`write_report`: markdown tables,
+            claim verdicts (:class:`ClaimCheck`) and regret plots.
+
+Examples
+--------
+>>> from hdbo.experiments import RunConfig, RunStore, aggregate, run_many
+>>> configs = [RunConfig(experiment="demo", problem="branin", method="random", seed=s, budget=5)
+...            for s in range(2)]
+>>> with RunStore(":memory:") as store:
+...     summary = run_many(store, configs, progress=False)
+...     [g.n_runs for g in aggregate(store)]
+[2]
 """
 
 from __future__ import annotations
 
-from .report import GroupSummary, aggregate, write_report
+from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claims, render_markdown, write_report
 from .runner import RunResult, RunSummary, run_many, run_one
-from .spec import ExperimentSpec, SpecError, find_specs, load_spec
-from .store import RunConfig, RunRecord, RunStore
+from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
+from .store import (
+    SCHEMA_VERSION,
+    STALE_AFTER_SECONDS,
+    ClaimLostError,
+    Evaluation,
+    EvaluationArrays,
+    RunClaim,
+    RunConfig,
+    RunOwner,
+    RunRecord,
+    RunStore,
+)
 
 __all__ = [
+    # store
     "RunStore",
     "RunConfig",
     "RunRecord",
+    "RunOwner",
+    "RunClaim",
+    "ClaimLostError",
+    "Evaluation",
+    "EvaluationArrays",
+    "SCHEMA_VERSION",
+    "STALE_AFTER_SECONDS",
+    # runner
     "run_one",
     "run_many",
     "RunResult",
     "RunSummary",
+    # specs
     "ExperimentSpec",
+    "Claim",
+    "ReferenceValue",
     "SpecError",
     "load_spec",
+    "parse_spec",
     "find_specs",
+    # reports
     "aggregate",
+    "check_claims",
     "write_report",
+    "render_markdown",
     "GroupSummary",
+    "ClaimCheck",
+    "Comparison",
 ]

@@ -56,9 +56,14 @@ __all__ = [
 def run_curves(ev: EvaluationArrays) -> dict[str, NDArray[np.float64]]:
     """Per-evaluation curves of one run, each of shape (n,), NaN before the first success.
 
+    Parameters
+    ----------
+    ev : EvaluationArrays
+        The run's ``n`` evaluations (:meth:`RunStore.load_evaluations`).
+
     Returns
     -------
-    dict
+    dict of str -> ndarray of shape (n,)
         ``"simple_regret"`` (``S_t``), ``"avg_regret"`` (``R_t / t`` over successful
         evaluations), ``"best_f"`` (best noise-free value so far).
     """
@@ -77,9 +82,24 @@ def run_curves(ev: EvaluationArrays) -> dict[str, NDArray[np.float64]]:
 
 
 def mean_se(values: Sequence[float] | NDArray[np.float64]) -> tuple[float, float]:
-    """Mean and standard error (``std(ddof=1) / sqrt(n)``) of the finite values; NaN if none.
+    """Mean and standard error (``std(ddof=1) / sqrt(n)``) of the finite values.
 
-    The standard error of a single value is NaN.
+    Parameters
+    ----------
+    values : array_like of shape (n,)
+        Non-finite entries are ignored.
+
+    Returns
+    -------
+    mean : float
+        NaN without finite values.
+    se : float
+        NaN with fewer than two finite values.
+
+    Examples
+    --------
+    >>> mean_se([1.0, 3.0, float("nan")])
+    (2.0, 1.0)
     """
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
@@ -90,7 +110,18 @@ def mean_se(values: Sequence[float] | NDArray[np.float64]) -> tuple[float, float
 
 
 def format_mean_se(mean: float, se: float) -> str:
-    """``"0.123 ± 0.045"``, ``"0.123"`` without a standard error, ``"—"`` without a mean."""
+    """Text of a mean and its standard error for a report table.
+
+    Parameters
+    ----------
+    mean, se : float
+        As returned by :func:`mean_se` (NaN when unknown).
+
+    Returns
+    -------
+    str
+        ``"0.123 ± 0.045"``, ``"0.123"`` without a standard error, ``"—"`` without a mean.
+    """
     if not math.isfinite(mean):
         return "—"
     if not math.isfinite(se):
@@ -138,7 +169,22 @@ class GroupSummary:
     curves: dict[str, NDArray[np.float64]] = field(default_factory=dict)
 
     def metric(self, name: str) -> tuple[float, float]:
-        """Mean and SE of ``"simple_regret"``, ``"avg_regret"`` or ``"best_f"``."""
+        """Mean and standard error of one final metric.
+
+        Parameters
+        ----------
+        name : {"simple_regret", "avg_regret", "best_f"}
+
+        Returns
+        -------
+        (float, float)
+            Mean and standard error over the group's runs.
+
+        Raises
+        ------
+        KeyError
+            An unknown metric name.
+        """
         return {"simple_regret": self.simple_regret, "avg_regret": self.avg_regret, "best_f": self.best_f}[name]
 
 
@@ -153,6 +199,7 @@ def aggregate(
     Parameters
     ----------
     store : RunStore
+        The store to read.
     experiment : str, optional
         Only this experiment.
     run_ids : iterable of int, optional
@@ -161,7 +208,8 @@ def aggregate(
     Returns
     -------
     list of GroupSummary
-        Ordered by experiment, then problem and method in order of first appearance.
+        Ordered by experiment, then problem and method in order of first appearance; each
+        with ``curves`` of shape (n_runs, budget).
     """
     runs = store.list_runs(experiment=experiment, status="finished", ids=None if run_ids is None else list(run_ids))
     groups: dict[tuple[str, str, str, int], list[RunRecord]] = {}
@@ -505,7 +553,28 @@ def render_markdown(
     figures: Mapping[tuple[str, str, int], str] | None = None,
     notes: Sequence[str] = (),
 ) -> str:
-    """Markdown text of a report (see :func:`write_report`)."""
+    """Markdown text of a report (see :func:`write_report`).
+
+    Parameters
+    ----------
+    groups : sequence of GroupSummary
+        Output of :func:`aggregate`.
+    title : str
+        First heading.
+    source : str, default ""
+        Store file name, printed under the title.
+    descriptions, references, claims : mapping experiment -> ..., optional
+        As in :func:`write_report`.
+    figures : mapping (experiment, problem label, budget) -> str, optional
+        Relative paths of the figures to link.
+    notes : sequence of str
+        Printed as block quotes under the introduction.
+
+    Returns
+    -------
+    str
+        The markdown text (no trailing newline).
+    """
     descriptions = descriptions or {}
     references = references or {}
     claims = claims or {}
@@ -631,6 +700,7 @@ def write_report(
     Parameters
     ----------
     store : RunStore
+        The store to read.
     out : str or Path
         Markdown file to write (parent folders are created). Figures are written beside
         it as ``<stem>-<experiment>-<problem>-T<budget>.png`` and linked relatively.

@@ -26,6 +26,17 @@ kept, the method is told ``y=None`` and the run goes on. A failed evaluation cou
 the budget. :class:`KeyboardInterrupt` (and other :class:`BaseException`) is not caught: the
 run is marked ``"failed"`` with the reason and stays resumable, and the exception propagates.
 
+One run, one process
+--------------------
+Before executing a run, :func:`run_one` claims it in the store
+(:meth:`~hdbo.experiments.store.RunStore.claim_run`): the run is marked ``"running"`` with
+this process's host name and pid, and a heartbeat refreshed at every evaluation. A second
+process (another ``hdbo run``, a Dask worker on another host) that is asked for the same
+run while its owner is alive does not execute it: it returns a :class:`RunResult` with
+``running_elsewhere=True`` and leaves the run untouched. The claim of a process that died
+(pid gone on this host, or no heartbeat for ``stale_after`` seconds from another host) is
+taken over and the run resumed. See :mod:`hdbo.experiments.store` for the exact rule.
+
 Resume
 ------
 A run whose status is not ``"finished"`` is resumed from its last stored evaluation: the
@@ -47,7 +58,6 @@ from __future__ import annotations
 import importlib
 import math
 import os
-import sys
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -57,10 +67,19 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .._progress import Progress
 from ..methods import Method, make_method
 from ..problems.base import Problem
 from ..utils import generator_from_state, generator_state
-from .store import Evaluation, RunConfig, RunRecord, RunStore
+from .store import (
+    STALE_AFTER_SECONDS,
+    ClaimLostError,
+    Evaluation,
+    RunConfig,
+    RunOwner,
+    RunRecord,
+    RunStore,
+)
 
 __all__ = [
     "METHOD_STREAM",
@@ -80,14 +99,28 @@ __all__ = [
 METHOD_STREAM = 1
 #: Second entry of the seed sequence of the observation-noise generator.
 NOISE_STREAM = 7
+#: Seconds between two looks at the store's evaluation counts (progress with several workers).
+_POLL_SECONDS = 0.5
 
 
 # ---------------------------------------------------------------------------- problems
 def resolve_problem(name: str) -> Callable[..., Problem]:
     """The factory building problem ``name``: the registry's ``get`` or a ``module:attr``.
 
+    Parameters
+    ----------
+    name : str
+        A problem registry name, or ``"package.module:factory"``.
+
+    Returns
+    -------
+    callable
+        ``factory(**params) -> Problem``.
+
     Raises
     ------
+    TypeError
+        ``name`` is not a non-empty string.
     ValueError
         ``module:attr`` that cannot be imported, or the problem registry is not available.
     """
@@ -113,7 +146,26 @@ def resolve_problem(name: str) -> Callable[..., Problem]:
 
 
 def build_problem(config: RunConfig) -> Problem:
-    """Build the problem instance of a run (the run seed seeds it unless params fix ``seed``)."""
+    """Build the problem instance of a run (the run seed seeds it unless params fix ``seed``).
+
+    Parameters
+    ----------
+    config : RunConfig
+        The run; ``config.problem`` and ``config.problem_params`` are used.
+
+    Returns
+    -------
+    Problem
+        The instance, with bounds of shape (D, 2).
+
+    Raises
+    ------
+    ValueError
+        Unknown problem name or bad parameters (raised by the problem factory).
+    TypeError
+        The factory did not return a :class:`~hdbo.problems.base.Problem`, or rejected a
+        parameter.
+    """
     params = dict(config.problem_params)
     params.setdefault("seed", config.seed)
     problem = resolve_problem(config.problem)(**params)
@@ -123,17 +175,64 @@ def build_problem(config: RunConfig) -> Problem:
 
 
 def method_seed(seed: int) -> int:
-    """The seed given to the method of a run with this run seed (a stream apart from the problem's)."""
+    """The seed given to the method of a run with this run seed (a stream apart from the problem's).
+
+    Parameters
+    ----------
+    seed : int
+        Run seed, ``>= 0``.
+
+    Returns
+    -------
+    int
+        ``SeedSequence([seed, METHOD_STREAM]).generate_state(1)[0]``.
+
+    Examples
+    --------
+    >>> method_seed(0) == method_seed(0) != method_seed(1)
+    True
+    """
     return int(np.random.SeedSequence([int(seed), METHOD_STREAM]).generate_state(1)[0])
 
 
 def noise_generator(seed: int) -> np.random.Generator:
-    """The observation-noise generator of a run with this seed."""
+    """The observation-noise generator of a run with this seed.
+
+    Parameters
+    ----------
+    seed : int
+        Run seed, ``>= 0``.
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``default_rng(SeedSequence([seed, NOISE_STREAM]))``.
+    """
     return np.random.default_rng(np.random.SeedSequence([int(seed), NOISE_STREAM]))
 
 
 def build_method(config: RunConfig, problem: Problem) -> Method:
-    """Build the method of a run on the problem's bounds."""
+    """Build the method of a run on the problem's bounds.
+
+    Parameters
+    ----------
+    config : RunConfig
+        The run; ``method``, ``method_params``, ``seed`` and ``budget`` are used.
+    problem : Problem
+        Supplies the bounds (shape (D, 2)) and the known ``structure``.
+
+    Returns
+    -------
+    Method
+        Seeded with :func:`method_seed` of the run seed.
+
+    Raises
+    ------
+    ValueError
+        Unknown method name or a bad option value.
+    TypeError
+        An option the method does not take.
+    """
     return make_method(
         config.method,
         problem.bounds,
@@ -153,7 +252,7 @@ class RunResult:
     ----------
     run_id : int
     status : str
-        ``"finished"`` or ``"failed"``.
+        ``"finished"``; ``"running"`` (or whatever the owner left) when ``running_elsewhere``.
     n_evaluations : int
         Evaluations stored for the run (all of them, not only this session's).
     n_failed_evaluations : int
@@ -161,6 +260,12 @@ class RunResult:
         Number of evaluations that were already stored when this call started.
     skipped : bool
         The run was already finished; nothing was executed.
+    running_elsewhere : bool
+        Another live process owns the run (or took it over while this call ran it); this
+        call left it alone. Run the same command again later to pick it up if that process
+        dies.
+    owner : RunOwner or None
+        That other process, when ``running_elsewhere``.
     best_f : float or None
         Largest noise-free value among successful evaluations.
     simple_regret : float or None
@@ -180,6 +285,8 @@ class RunResult:
     simple_regret: float | None = None
     wall_seconds: float = 0.0
     error: str | None = None
+    running_elsewhere: bool = False
+    owner: RunOwner | None = None
 
 
 def _finite_or_none(v: Any) -> float | None:
@@ -190,7 +297,15 @@ def _finite_or_none(v: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _result_from_store(store: RunStore, run: RunRecord, *, resumed_from: int = 0, skipped: bool = False) -> RunResult:
+def _result_from_store(
+    store: RunStore,
+    run: RunRecord,
+    *,
+    resumed_from: int = 0,
+    skipped: bool = False,
+    elsewhere: RunOwner | None = None,
+    running_elsewhere: bool = False,
+) -> RunResult:
     ev = store.load_evaluations(run.id)
     ok = np.isfinite(ev.f)
     best_f = float(np.max(ev.f[ok])) if ok.any() else None
@@ -207,10 +322,18 @@ def _result_from_store(store: RunStore, run: RunRecord, *, resumed_from: int = 0
         simple_regret=sr,
         wall_seconds=run.wall_seconds,
         error=run.error,
+        running_elsewhere=running_elsewhere,
+        owner=elsewhere,
     )
 
 
-def run_one(store: RunStore, config: RunConfig) -> RunResult:
+def run_one(
+    store: RunStore,
+    config: RunConfig,
+    *,
+    callback: Callable[[Evaluation], Any] | None = None,
+    stale_after: float = STALE_AFTER_SECONDS,
+) -> RunResult:
     """Execute, or resume, one run and store every evaluation as it happens.
 
     Parameters
@@ -219,11 +342,19 @@ def run_one(store: RunStore, config: RunConfig) -> RunResult:
         Where the run lives (created on first use).
     config : RunConfig
         The run.
+    callback : callable, optional
+        ``callback(evaluation)`` after each evaluation is stored (``evaluation.x`` of shape
+        (D,)); used for progress. An exception it raises stops the run like an error of
+        the method.
+    stale_after : float, default STALE_AFTER_SECONDS
+        Seconds without a heartbeat after which another host's claim on the run is stale
+        and taken over (see :meth:`RunStore.claim_run`).
 
     Returns
     -------
     RunResult
-        ``skipped=True`` if the run was already finished.
+        ``skipped=True`` if the run was already finished; ``running_elsewhere=True`` if
+        another live process owns it (nothing was executed or changed).
 
     Raises
     ------
@@ -234,10 +365,26 @@ def run_one(store: RunStore, config: RunConfig) -> RunResult:
     Exception
         Any error of the method itself is stored with the run (status ``"failed"``) and
         re-raised. Errors of the objective do not stop the run (see the module docstring).
+
+    Examples
+    --------
+    >>> store = RunStore(":memory:")
+    >>> cfg = RunConfig(experiment="demo", problem="branin", method="random", seed=0, budget=5)
+    >>> res = run_one(store, cfg)
+    >>> res.status, res.n_evaluations, run_one(store, cfg).skipped
+    ('finished', 5, True)
     """
     run = store.get_or_create_run(config)
     if run.status == "finished":
         return _result_from_store(store, run, skipped=True)
+    claim = store.claim_run(run.id, stale_after=stale_after)
+    run = claim.record  # as of the claim: resume from what is stored now
+    if not claim.acquired:
+        if run.status == "finished":
+            return _result_from_store(store, run, skipped=True)
+        return _result_from_store(store, run, resumed_from=run.n_evaluations, elsewhere=claim.owner,
+                                  running_elsewhere=True)
+    me = claim.owner
 
     session_start = time.perf_counter()
     wall_before = run.wall_seconds
@@ -259,9 +406,8 @@ def run_one(store: RunStore, config: RunConfig) -> RunResult:
             y_hist = [None if bad else float(v) for v, bad in zip(ev.y, ev.failed, strict=True)]
             method = Method.from_state(run.method_state, history=(ev.X, y_hist))
             noise_rng = generator_from_state(run.noise_rng_state)
-            store.start_run(run.id)
     except BaseException as exc:
-        store.fail_run(run.id, _describe(exc), wall_seconds=wall())
+        store.fail_run(run.id, _describe(exc), wall_seconds=wall(), owner=me)
         raise
 
     try:
@@ -276,27 +422,36 @@ def run_one(store: RunStore, config: RunConfig) -> RunResult:
             regret = None
             if f is not None and problem.optimum_value is not None:
                 regret = _finite_or_none(problem.regret(f))
+            evaluation = Evaluation(
+                t=t,
+                x=x,
+                y=y,
+                f=f,
+                regret=regret,
+                failed=failed,
+                error=error,
+                ask_seconds=t1 - t0,
+                eval_seconds=t2 - t1,
+            )
             store.append_evaluation(
                 run.id,
-                Evaluation(
-                    t=t,
-                    x=x,
-                    y=y,
-                    f=f,
-                    regret=regret,
-                    failed=failed,
-                    error=error,
-                    ask_seconds=t1 - t0,
-                    eval_seconds=t2 - t1,
-                ),
+                evaluation,
                 method_state=method.state_dict(include_history=False),
                 noise_rng_state=generator_state(noise_rng),
                 wall_seconds=wall(),
+                owner=me,
             )
+            if callback is not None:
+                callback(evaluation)
         diagnostics = method.diagnostics()
+    except ClaimLostError:  # judged stale and taken over: the new owner goes on, we stop quietly
+        now = store.get_run(run.id)
+        return _result_from_store(store, now, resumed_from=n_done, elsewhere=now.owner, running_elsewhere=True)
     except BaseException as exc:
         done = store.n_evaluations(run.id)
-        store.fail_run(run.id, f"{_describe(exc)} (after {done} of {config.budget} evaluations)", wall_seconds=wall())
+        store.fail_run(
+            run.id, f"{_describe(exc)} (after {done} of {config.budget} evaluations)", wall_seconds=wall(), owner=me
+        )
         raise
     store.finish_run(run.id, diagnostics=diagnostics, wall_seconds=wall())
     return _result_from_store(store, store.get_run(run.id), resumed_from=n_done)
@@ -332,10 +487,12 @@ class RunSummary:
     Attributes
     ----------
     results : list of RunResult
-        One per distinct configuration that could be started, in the order given.
+        One per distinct configuration that did not end with an error, in the order given
+        (finished now, already finished, or running elsewhere).
     errors : list of (RunConfig, str)
         Runs that ended with an error (their status in the store is ``"failed"``).
     wall_seconds : float
+        Wall time of the call.
     """
 
     results: list[RunResult] = field(default_factory=list)
@@ -350,7 +507,7 @@ class RunSummary:
     @property
     def n_finished(self) -> int:
         """Runs finished by this call (skipped ones not included)."""
-        return sum(r.status == "finished" and not r.skipped for r in self.results)
+        return sum(r.status == "finished" and not r.skipped and not r.running_elsewhere for r in self.results)
 
     @property
     def n_failed(self) -> int:
@@ -358,67 +515,95 @@ class RunSummary:
         return len(self.errors)
 
     @property
+    def running_elsewhere(self) -> list[RunResult]:
+        """Runs left alone because another live process owns them."""
+        return [r for r in self.results if r.running_elsewhere]
+
+    @property
+    def n_running_elsewhere(self) -> int:
+        """Number of :attr:`running_elsewhere` runs."""
+        return len(self.running_elsewhere)
+
+    @property
     def run_ids(self) -> list[int]:
         """Store ids of every run in :attr:`results`."""
         return [r.run_id for r in self.results]
 
     def __str__(self) -> str:
+        elsewhere = f", {self.n_running_elsewhere} running elsewhere" if self.n_running_elsewhere else ""
         return (
             f"{len(self.results) + self.n_failed} runs: {self.n_finished} finished now, {self.n_skipped} already "
-            f"finished, {self.n_failed} failed ({self.wall_seconds:.1f} s)"
+            f"finished, {self.n_failed} failed{elsewhere} ({self.wall_seconds:.1f} s)"
         )
 
 
-def _run_in_worker(store_path: str, config_dict: dict[str, Any]) -> tuple[str, Any]:
+def _run_in_worker(store_path: str, config_dict: dict[str, Any], stale_after: float) -> tuple[str, Any]:
     """Process-pool / Dask task: open the store, run, return ``("ok", RunResult)`` or ``("error", text)``."""
     config = RunConfig(**config_dict)
     with RunStore(store_path) as store:
         try:
-            return "ok", run_one(store, config)
+            return "ok", run_one(store, config, stale_after=stale_after)
         except Exception as exc:  # reported back to the parent; the store already has it
             run = store.find_run(config)
             tb = traceback.format_exc(limit=-3)
             return "error", (run.id if run else None, f"{_describe(exc)}\n{tb}")
 
 
-class _Progress:
-    """tqdm bar if installed, else a one-line stderr counter; silent if not a TTY."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.done = total, 0
-        self.enabled = enabled and total > 0 and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-        self._bar = None
-        if self.enabled:
-            try:
-                from tqdm.auto import tqdm
-
-                self._bar = tqdm(total=total, unit="run", dynamic_ncols=True)
-            except ImportError:
-                self._bar = None
-
-    def update(self, text: str) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.set_postfix_str(text, refresh=False)
-            self._bar.update(1)
-        else:
-            sys.stderr.write(f"\r[{self.done}/{self.total}] {text[:70]:<70}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if not self.enabled:
-            return
-        if self._bar is not None:
-            self._bar.close()
-        else:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def _describe_config(c: RunConfig) -> str:
     return f"{c.problem_label} / {c.label} / seed {c.seed}"
+
+
+class _EvaluationProgress:
+    """Evaluations executed by one :func:`run_many` call, over its runs, on a :class:`Progress`.
+
+    Each run contributes at most its remaining budget. When a run ends short of it (failed,
+    running elsewhere), the rest is removed from the total, so the bar ends at 100%.
+    """
+
+    def __init__(self, bar: Progress, initial: dict[int, int], remaining: dict[int, int]) -> None:
+        self.bar = bar
+        self.initial = initial
+        self.remaining = remaining
+        self.done = dict.fromkeys(remaining, 0)
+        self.open = set(remaining)
+        self.n_runs, self.n_ended = len(remaining), 0
+
+    @property
+    def active(self) -> bool:
+        return self.bar.mode != "off"
+
+    def runs_text(self) -> str:
+        return f"[{self.n_ended}/{self.n_runs} runs]"
+
+    def set_done(self, run_id: int, n: int, postfix: str | None = None) -> None:
+        """Evaluations of ``run_id`` done by this call so far."""
+        if run_id not in self.open:
+            return
+        n = max(0, min(int(n), self.remaining[run_id]))
+        delta = n - self.done[run_id]
+        if delta > 0 or postfix is not None:
+            self.done[run_id] = max(n, self.done[run_id])
+            self.bar.update(max(delta, 0), postfix=postfix)
+
+    def poll(self, store: RunStore) -> None:
+        """Read the stored evaluation counts of the open runs (several workers)."""
+        if not self.active or not self.open:
+            return
+        counts = store.count_evaluations(sorted(self.open))
+        for run_id, count in counts.items():
+            self.set_done(run_id, count - self.initial[run_id])
+        self.bar.update(0, postfix=self.runs_text())
+
+    def end(self, run_id: int) -> None:
+        """The run is over for this call; what it did not execute leaves the total."""
+        if run_id not in self.open:
+            return
+        self.open.discard(run_id)
+        self.n_ended += 1
+        unused = self.remaining[run_id] - self.done[run_id]
+        if unused:
+            self.bar.set_total(self.bar.total - unused)
+        self.bar.update(0, postfix=self.runs_text())
 
 
 def run_many(
@@ -428,6 +613,7 @@ def run_many(
     workers: int = 1,
     progress: bool = True,
     dask_address: str | None = None,
+    stale_after: float = STALE_AFTER_SECONDS,
 ) -> RunSummary:
     """Execute many runs, skipping finished ones and resuming interrupted ones.
 
@@ -442,19 +628,30 @@ def run_many(
         1 runs in this process; more uses a ``ProcessPoolExecutor`` with the ``spawn``
         start method.
     progress : bool, default True
-        Show a progress bar on stderr (only when it is a TTY; tqdm if installed).
+        Show progress on stderr, counted in evaluations: the total is the sum of the
+        remaining budgets of the unfinished runs. On a terminal a bar (tqdm if installed,
+        else one line redrawn in place, with the best value of the current run when
+        ``workers=1``); otherwise (CI logs, files) one line per 10%. With several workers
+        or Dask the counts are read from the store twice a second.
     dask_address : str, optional
         Address of a ``dask.distributed`` scheduler; the runs become Dask tasks (the workers
         must see the same store file). Needs ``pip install hdbo[dask]``.
+    stale_after : float, default STALE_AFTER_SECONDS
+        Seconds without a heartbeat after which a claim of another host is stale (see
+        :func:`run_one`).
 
     Returns
     -------
     RunSummary
+        Runs found running under another live process are in ``results`` with
+        ``running_elsewhere=True`` (not errors).
 
     Raises
     ------
     ValueError
         ``workers < 1``, or a ``":memory:"`` store with several workers or Dask.
+    TypeError
+        An element of ``configs`` is not a :class:`RunConfig`.
     ImportError
         ``dask_address`` given but dask.distributed is not installed.
     KeyboardInterrupt
@@ -474,26 +671,32 @@ def run_many(
         todo: list[RunConfig] = []
         summary = RunSummary()
         finished: dict[tuple[Any, ...], RunResult] = {}
+        run_ids: dict[tuple[Any, ...], int] = {}
+        initial: dict[int, int] = {}
+        remaining: dict[int, int] = {}
+        if dask_address is not None or (workers > 1 and len(unique) > 1):
+            _check_file_store(store_obj.path)
         for key, c in unique.items():
             rec = store_obj.find_run(c)
             if rec is not None and rec.status == "finished":
                 finished[key] = _result_from_store(store_obj, rec, skipped=True)
-            else:
-                todo.append(c)
-        bar = _Progress(len(todo), progress)
+                continue
+            rec = rec if rec is not None else store_obj.get_or_create_run(c)
+            todo.append(c)
+            run_ids[key] = rec.id
+            initial[rec.id] = rec.n_evaluations
+            remaining[rec.id] = max(0, c.budget - rec.n_evaluations)
+        bar = Progress(sum(remaining.values()), enabled=progress, desc="hdbo", unit="eval")
+        tracker = _EvaluationProgress(bar, initial, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
         try:
             if dask_address is not None:
-                _run_dask(store_obj.path, todo, dask_address, done, summary, bar)
+                _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after)
             elif workers == 1 or len(todo) <= 1:
                 for c in todo:
-                    try:
-                        done[c.key()] = run_one(store_obj, c)
-                    except Exception as exc:
-                        summary.errors.append((c, _describe(exc)))
-                    bar.update(_describe_config(c))
+                    _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
             else:
-                _run_pool(store_obj.path, todo, workers, done, summary, bar)
+                _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after)
         finally:
             bar.close()
         for key in unique:
@@ -508,31 +711,70 @@ def run_many(
             store_obj.close()
 
 
+def _run_serial(
+    store: RunStore,
+    config: RunConfig,
+    run_id: int,
+    done: dict[tuple[Any, ...], RunResult],
+    summary: RunSummary,
+    tracker: _EvaluationProgress,
+    stale_after: float,
+) -> None:
+    """One run in this process, progress after every evaluation with the run's best value."""
+    best = {"f": -math.inf, "regret": math.inf, "n": 0}
+    name = _describe_config(config)
+
+    def on_evaluation(ev: Evaluation) -> None:
+        best["n"] += 1
+        if ev.f is not None:
+            best["f"] = max(best["f"], ev.f)
+        if ev.regret is not None:
+            best["regret"] = min(best["regret"], ev.regret)
+        if math.isfinite(best["regret"]):
+            shown = f"regret {best['regret']:.4g}"
+        elif math.isfinite(best["f"]):
+            shown = f"best f {best['f']:.4g}"
+        else:
+            shown = "no success yet"
+        tracker.set_done(run_id, int(best["n"]), postfix=f"{tracker.runs_text()} {name}: {shown}")
+
+    try:
+        done[config.key()] = run_one(store, config, callback=on_evaluation if tracker.active else None,
+                                     stale_after=stale_after)
+    except Exception as exc:
+        summary.errors.append((config, _describe(exc)))
+    tracker.end(run_id)
+
+
 def _check_file_store(path: str) -> None:
     if path == ":memory:":
         raise ValueError("an in-memory store cannot be shared with worker processes; give a file path")
 
 
 def _run_pool(
-    path: str,
+    store: RunStore,
     todo: Sequence[RunConfig],
     workers: int,
     done: dict[tuple[Any, ...], RunResult],
     summary: RunSummary,
-    bar: _Progress,
+    tracker: _EvaluationProgress,
+    run_ids: dict[tuple[Any, ...], int],
+    stale_after: float,
 ) -> None:
-    _check_file_store(path)
+    _check_file_store(store.path)
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as pool:
         futures: dict[Future[tuple[str, Any]], RunConfig] = {
-            pool.submit(_run_in_worker, path, c.to_dict()): c for c in todo
+            pool.submit(_run_in_worker, store.path, c.to_dict(), stale_after): c for c in todo
         }
         pending = set(futures)
         try:
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                finished, pending = wait(pending, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
+                tracker.poll(store)
                 for fut in finished:
-                    _collect(futures[fut], fut.result(), done, summary)
-                    bar.update(_describe_config(futures[fut]))
+                    config = futures[fut]
+                    _collect(config, fut.result(), done, summary)
+                    tracker.end(run_ids[config.key()])
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise
@@ -549,31 +791,42 @@ def _collect(
 
 
 def _run_dask(
-    path: str,
+    store: RunStore,
     todo: Sequence[RunConfig],
     address: str,
     done: dict[tuple[Any, ...], RunResult],
     summary: RunSummary,
-    bar: _Progress,
+    tracker: _EvaluationProgress,
+    run_ids: dict[tuple[Any, ...], int],
+    stale_after: float,
 ) -> None:
-    _check_file_store(path)
+    _check_file_store(store.path)
     try:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import Client
     except ImportError as exc:
         raise ImportError(
             "running on a Dask cluster needs dask.distributed: pip install 'hdbo[dask]'"
         ) from exc
     if not todo:
         return
-    path = os.path.abspath(path)
+    path = os.path.abspath(store.path)
     with Client(address) as client:
         futures = {
-            client.submit(_run_in_worker, path, c.to_dict(), pure=False): c for c in todo
+            client.submit(_run_in_worker, path, c.to_dict(), stale_after, pure=False): c for c in todo
         }
-        for fut in as_completed(list(futures)):
-            config = futures[fut]
-            try:
-                _collect(config, fut.result(), done, summary)
-            except Exception as exc:  # the task itself died (worker lost, ...)
-                summary.errors.append((config, _describe(exc)))
-            bar.update(_describe_config(config))
+        pending = set(futures)
+        while pending:
+            finished = {f for f in pending if f.done()}
+            if not finished:
+                time.sleep(_POLL_SECONDS)
+                tracker.poll(store)
+                continue
+            pending -= finished
+            tracker.poll(store)
+            for fut in finished:
+                config = futures[fut]
+                try:
+                    _collect(config, fut.result(), done, summary)
+                except Exception as exc:  # the task itself died (worker lost, ...)
+                    summary.errors.append((config, _describe(exc)))
+                tracker.end(run_ids[config.key()])

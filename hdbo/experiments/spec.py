@@ -115,7 +115,17 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True)
 class ProblemSpec:
-    """One problem of a spec: registry ``name``, report ``label``, keyword ``params``."""
+    """One problem of a spec.
+
+    Attributes
+    ----------
+    name : str
+        Problem registry name or ``"module:factory"``.
+    label : str
+        Name in reports; unique within the spec.
+    params : dict
+        Keyword arguments of the problem.
+    """
 
     name: str
     label: str
@@ -124,7 +134,17 @@ class ProblemSpec:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One method of a spec: registry ``name``, report ``label``, keyword ``params``."""
+    """One method of a spec.
+
+    Attributes
+    ----------
+    name : str
+        Method registry name.
+    label : str
+        Name in reports; unique within the spec.
+    params : dict
+        Keyword arguments of the method.
+    """
 
     name: str
     label: str
@@ -133,7 +153,17 @@ class MethodSpec:
 
 @dataclass(frozen=True)
 class ScaleSpec:
-    """Overrides applied by ``--scale``: seeds, budget, params merged by label."""
+    """Overrides applied by ``--scale``.
+
+    Attributes
+    ----------
+    seeds : list of int or None
+        Replaces the spec's seeds (None: unchanged).
+    budget : int or None
+        Replaces the spec's budget (None: unchanged).
+    problem_params, method_params : dict of str -> dict
+        Merged into the params of the problem / method with that label.
+    """
 
     seeds: list[int] | None = None
     budget: int | None = None
@@ -143,7 +173,19 @@ class ScaleSpec:
 
 @dataclass(frozen=True)
 class ReferenceValue:
-    """A number the paper reports for (problem label, method label, metric)."""
+    """A number the paper reports, printed next to ours in reports.
+
+    Attributes
+    ----------
+    problem, method : str
+        Problem and method labels of the spec.
+    metric : {"simple_regret", "avg_regret", "best_f"}
+    value : float
+    note : str
+        Where the number comes from (may be empty).
+    budget : int or None
+        The ``T`` the value is for, if the paper says.
+    """
 
     problem: str
     method: str
@@ -224,9 +266,18 @@ class ExperimentSpec:
     scale: str | None = None
 
     def at_scale(self, scale: str | None) -> "ExperimentSpec":
-        """The spec with the overrides of ``scale`` applied (``None``: unchanged).
+        """The spec with the overrides of ``scale`` applied.
 
-        A spec without a table for ``scale`` runs at its base settings.
+        Parameters
+        ----------
+        scale : {"quick", "full"} or None
+            None returns the spec unchanged. A spec without a table for ``scale`` runs at
+            its base settings.
+
+        Returns
+        -------
+        ExperimentSpec
+            A new spec with ``scale`` set.
 
         Raises
         ------
@@ -250,7 +301,23 @@ class ExperimentSpec:
         )
 
     def run_configs(self, scale: str | None = None) -> list[RunConfig]:
-        """Every run of the spec (problems x methods x seeds) at ``scale``."""
+        """Every run of the spec at ``scale``.
+
+        Parameters
+        ----------
+        scale : {"quick", "full"} or None, default None
+            Passed to :meth:`at_scale`.
+
+        Returns
+        -------
+        list of RunConfig
+            Problems x methods x seeds, in that nesting order.
+
+        Raises
+        ------
+        ValueError
+            An unknown scale.
+        """
         spec = self.at_scale(scale)
         return [
             RunConfig(
@@ -330,6 +397,19 @@ def _show(obj: Any) -> str:
 
 def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | None = None) -> ExperimentSpec:
     """Validate a spec given as a dict (the parsed TOML) and build an :class:`ExperimentSpec`.
+
+    Parameters
+    ----------
+    data : dict
+        The parsed TOML document.
+    source : str, default "<spec>"
+        Name of the source in error messages (the file path).
+    path : Path, optional
+        Stored as ``ExperimentSpec.path``.
+
+    Returns
+    -------
+    ExperimentSpec
 
     Raises
     ------
@@ -518,6 +598,16 @@ def _overrides(obj: Any, labels: set[str], ctx: _Ctx, where: str, what: str) -> 
 def load_spec(path: str | Path) -> ExperimentSpec:
     """Read and validate a TOML spec file.
 
+    Parameters
+    ----------
+    path : str or Path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    ExperimentSpec
+        With ``path`` set.
+
     Raises
     ------
     FileNotFoundError
@@ -535,7 +625,13 @@ def load_spec(path: str | Path) -> ExperimentSpec:
 
 
 def default_specs_dir() -> Path:
-    """``./experiments`` if it exists, else the ``experiments/`` folder of the hdbo repository."""
+    """Where :func:`find_specs` looks by default.
+
+    Returns
+    -------
+    Path
+        ``./experiments`` if it exists, else the ``experiments/`` folder of the hdbo repository.
+    """
     local = Path("experiments")
     if local.is_dir():
         return local
@@ -543,7 +639,19 @@ def default_specs_dir() -> Path:
 
 
 def find_specs(name: str, specs_dir: str | Path | None = None) -> list[Path]:
-    """Spec files of experiment set ``name``: ``DIR/name/*.toml`` (sorted) or ``DIR/name.toml``.
+    """Spec files of an experiment set.
+
+    Parameters
+    ----------
+    name : str
+        A plain name (no path separators).
+    specs_dir : str or Path, optional
+        Folder to look in (default :func:`default_specs_dir`).
+
+    Returns
+    -------
+    list of Path
+        ``DIR/name/*.toml`` (sorted) or ``[DIR/name.toml]``.
 
     Raises
     ------
@@ -567,7 +675,18 @@ def find_specs(name: str, specs_dir: str | Path | None = None) -> list[Path]:
 
 
 def available_spec_sets(specs_dir: str | Path | None = None) -> list[str]:
-    """Names accepted by :func:`find_specs` in ``specs_dir``."""
+    """Names accepted by :func:`find_specs`.
+
+    Parameters
+    ----------
+    specs_dir : str or Path, optional
+        Folder to look in (default :func:`default_specs_dir`).
+
+    Returns
+    -------
+    list of str
+        Sorted; empty when the folder does not exist.
+    """
     root = Path(specs_dir) if specs_dir is not None else default_specs_dir()
     if not root.is_dir():
         return []
@@ -581,6 +700,10 @@ def validate_names(spec: ExperimentSpec) -> None:
 
     ``module:factory`` problems are not checked here (they are imported when run). Problem
     names are only checked when the problem registry is available.
+
+    Parameters
+    ----------
+    spec : ExperimentSpec
 
     Raises
     ------

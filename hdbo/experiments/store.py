@@ -8,12 +8,14 @@ same row, which is how reruns skip finished work and resume interrupted runs.
 Tables
 ------
 ``meta``
-    ``key``, ``value``: the schema version and the creation time of the file.
+    ``key``, ``value``: the schema version, the creation time of the file and, for a
+    migrated file, the time of the migration.
 ``runs``
     One row per run: the configuration (parameters as canonical JSON), ``status`` in
     ``{"pending", "running", "finished", "failed"}``, timestamps, cumulative wall seconds,
     the latest ``Method.state_dict(include_history=False)`` and noise-generator state (JSON),
-    the method's diagnostics (JSON), an error text and the hdbo version that wrote it.
+    the method's diagnostics (JSON), an error text, the hdbo version that wrote it, and the
+    claim of the process executing it: ``owner_host``, ``owner_pid``, ``heartbeat_at``.
 ``evaluations``
     One row per evaluation ``(run_id, t)`` with ``t = 0, 1, ...``: the point ``x`` (JSON,
     user units, exactly as told), the observation ``y`` (NULL if the evaluation failed), the
@@ -24,6 +26,27 @@ Writing an evaluation and the method state it produced is one transaction
 (:meth:`RunStore.append_evaluation`), so a process killed at any moment leaves a run whose
 stored state matches its stored history. Values are stored as SQLite REAL (IEEE doubles)
 and JSON written with ``repr`` floats, so they round-trip exactly. Nothing is pickled.
+
+Claims
+------
+Several processes (or hosts sharing the file) may be asked to execute the same run. Before
+executing a run a process *claims* it (:meth:`RunStore.claim_run`): in one transaction it
+marks the run ``"running"`` with its :class:`RunOwner` (host name and process id) and a
+heartbeat time, which every :meth:`RunStore.append_evaluation` refreshes. Another process
+that finds the run ``"running"`` under a *live* owner leaves it alone. An owner is live when
+
+* it runs on this host and its process id is alive (on Windows the heartbeat rule is used), or
+* it runs on another host and its heartbeat is younger than ``stale_after`` seconds
+  (:data:`STALE_AFTER_SECONDS` by default);
+
+otherwise the claim is stale (the process was killed) and is taken over. An owner whose
+claim was taken over notices at its next append (:class:`ClaimLostError`) and stops without
+touching the run.
+
+Schema versions
+---------------
+1: first version. 2: the claim columns of ``runs``. Opening an older file migrates it in
+place (one transaction); a file of a newer version than this hdbo knows raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -31,7 +54,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,22 +65,31 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from ..exceptions import HDBOError
 from ..utils import to_jsonable
 
 __all__ = [
     "SCHEMA_VERSION",
     "RUN_STATUSES",
+    "STALE_AFTER_SECONDS",
     "RunConfig",
     "RunRecord",
+    "RunOwner",
+    "RunClaim",
+    "ClaimLostError",
     "Evaluation",
     "EvaluationArrays",
     "RunStore",
     "canonical_json",
+    "default_problem_label",
     "hdbo_version",
 ]
 
-SCHEMA_VERSION = 1
+#: Version of the file layout written by this hdbo (see "Schema versions" above).
+SCHEMA_VERSION = 2
 RUN_STATUSES = ("pending", "running", "finished", "failed")
+#: A claim from another host whose heartbeat is older than this (seconds) is stale.
+STALE_AFTER_SECONDS = 15 * 60.0
 _BUSY_TIMEOUT_S = 60.0
 
 _SCHEMA = """
@@ -85,6 +119,9 @@ CREATE TABLE IF NOT EXISTS runs (
     diagnostics     TEXT,
     error           TEXT,
     hdbo_version    TEXT    NOT NULL,
+    owner_host      TEXT,
+    owner_pid       INTEGER,
+    heartbeat_at    REAL,
     UNIQUE (experiment, problem, problem_params, method, label, method_params, seed, budget)
 );
 CREATE TABLE IF NOT EXISTS evaluations (
@@ -103,17 +140,53 @@ CREATE TABLE IF NOT EXISTS evaluations (
 CREATE INDEX IF NOT EXISTS runs_by_experiment ON runs (experiment, status);
 """
 
+# Columns each schema version added to an existing table: version -> [(table, column, type)].
+_ADDED_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
+    2: [("runs", "owner_host", "TEXT"), ("runs", "owner_pid", "INTEGER"), ("runs", "heartbeat_at", "REAL")],
+}
+
+
+class ClaimLostError(HDBOError, RuntimeError):
+    """The run was taken over by another process (this process's claim was judged stale)."""
+
 
 def canonical_json(obj: Any) -> str:
     """JSON text with sorted keys and no spaces, so equal parameters give equal text.
 
     Floats are written with ``repr`` (the shortest text that reads back to the same double).
+
+    Parameters
+    ----------
+    obj : object
+        JSON-serializable after :func:`hdbo.utils.to_jsonable` (NumPy scalars and arrays,
+        tuples, dicts and lists of them).
+
+    Returns
+    -------
+    str
+        The JSON text.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` holds something that has no JSON form.
+
+    Examples
+    --------
+    >>> canonical_json({"b": 1, "a": [0.1, 2]})
+    '{"a":[0.1,2],"b":1}'
     """
     return json.dumps(to_jsonable(obj), sort_keys=True, separators=(",", ":"))
 
 
 def hdbo_version() -> str:
-    """Version of the installed hdbo distribution (``"unknown"`` when not installed)."""
+    """Version of the installed hdbo distribution.
+
+    Returns
+    -------
+    str
+        The distribution's version, else ``hdbo.__version__``, else ``"unknown"``.
+    """
     try:
         from importlib.metadata import PackageNotFoundError, version
 
@@ -136,9 +209,11 @@ def _opt_float(v: float | None) -> float | None:
     return v if math.isfinite(v) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """Everything that identifies one run; equal configs are the same row in the store.
+
+    Every field is keyword-only.
 
     Parameters
     ----------
@@ -162,6 +237,22 @@ class RunConfig:
     problem_label : str, optional
         Name of the problem configuration in reports (default: built from the name and
         parameters). Not part of the identity of the run.
+
+    Raises
+    ------
+    TypeError
+        A field of the wrong type (the message names it).
+    ValueError
+        ``seed < 0`` or ``budget <= 0``.
+
+    Examples
+    --------
+    >>> c = RunConfig(experiment="demo", problem="branin", method="random", seed=0, budget=20,
+    ...               problem_params={"dim": 20})
+    >>> c.label, c.problem_label
+    ('random', 'branin(dim=20)')
+    >>> RunConfig(**c.to_dict()) == c
+    True
     """
 
     experiment: str
@@ -197,7 +288,14 @@ class RunConfig:
             object.__setattr__(self, "problem_label", default_problem_label(self.problem, self.problem_params))
 
     def key(self) -> tuple[str, str, str, str, str, str, int, int]:
-        """The identity of the run (the store's UNIQUE key)."""
+        """The identity of the run (the store's UNIQUE key).
+
+        Returns
+        -------
+        tuple
+            ``(experiment, problem, problem_params JSON, method, label, method_params JSON,
+            seed, budget)`` with the parameters as :func:`canonical_json` text.
+        """
         return (
             self.experiment,
             self.problem,
@@ -210,7 +308,13 @@ class RunConfig:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serializable form (inverse: ``RunConfig(**d)``)."""
+        """JSON-serializable form.
+
+        Returns
+        -------
+        dict
+            Every field by name; ``RunConfig(**d)`` gives the config back.
+        """
         return {
             "experiment": self.experiment,
             "problem": self.problem,
@@ -225,16 +329,155 @@ class RunConfig:
 
 
 def default_problem_label(problem: str, params: dict[str, Any]) -> str:
-    """``"branin"`` or ``"branin(dim=20, noise_std=0.1)"``."""
+    """The report label of a problem configuration that has no label of its own.
+
+    Parameters
+    ----------
+    problem : str
+        Problem name.
+    params : dict
+        Problem parameters.
+
+    Returns
+    -------
+    str
+        ``"branin"`` without parameters, else e.g. ``"branin(dim=20, noise_std=0.1)"``
+        (parameters sorted by name, values as JSON).
+    """
     if not params:
         return problem
     inner = ", ".join(f"{k}={json.dumps(to_jsonable(v))}" for k, v in sorted(params.items()))
     return f"{problem}({inner})"
 
 
+@dataclass(frozen=True)
+class RunOwner:
+    """The process that claimed a run: host name, process id and last heartbeat.
+
+    Parameters
+    ----------
+    host : str
+        ``socket.gethostname()`` of the owner.
+    pid : int
+        Process id on that host.
+    heartbeat_at : float or None, default None
+        Unix time of the claim or of the owner's latest evaluation (None when unknown).
+
+    Examples
+    --------
+    >>> me = RunOwner.current()
+    >>> me.is_alive()
+    True
+    >>> RunOwner("elsewhere", 1, heartbeat_at=0.0).is_alive()  # a heartbeat from 1970
+    False
+    """
+
+    host: str
+    pid: int
+    heartbeat_at: float | None = None
+
+    @classmethod
+    def current(cls) -> "RunOwner":
+        """This process.
+
+        Returns
+        -------
+        RunOwner
+            Host name and process id of the calling process, no heartbeat.
+        """
+        return cls(socket.gethostname(), os.getpid())
+
+    def same_process(self, other: "RunOwner") -> bool:
+        """Whether ``other`` is the same process (same host and pid; heartbeats ignored).
+
+        Parameters
+        ----------
+        other : RunOwner
+
+        Returns
+        -------
+        bool
+        """
+        return self.host == other.host and self.pid == other.pid
+
+    def is_alive(self, *, now: float | None = None, stale_after: float = STALE_AFTER_SECONDS) -> bool:
+        """Whether this owner is presumably still executing its run.
+
+        Parameters
+        ----------
+        now : float, optional
+            Current Unix time (default ``time.time()``).
+        stale_after : float, default STALE_AFTER_SECONDS
+            Age in seconds after which the heartbeat of an owner on another host is stale.
+
+        Returns
+        -------
+        bool
+            On this host (except on Windows): whether the process id is alive. Elsewhere:
+            whether the heartbeat is younger than ``stale_after``.
+
+        Notes
+        -----
+        A process id reused by an unrelated process after the owner died makes a stale
+        claim look live on the same host; such a run is skipped until that process ends (or
+        mark it failed with :meth:`RunStore.fail_run`).
+        """
+        if self.host == socket.gethostname() and sys.platform != "win32":
+            return _pid_alive(self.pid)
+        if self.heartbeat_at is None:
+            return False
+        now = time.time() if now is None else now
+        return now - self.heartbeat_at < stale_after
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.pid}"
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (POSIX)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    except OSError:
+        return False
+    return True
+
+
 @dataclass
 class RunRecord:
-    """One row of the ``runs`` table, JSON columns decoded."""
+    """One row of the ``runs`` table, JSON columns decoded.
+
+    Attributes
+    ----------
+    id : int
+        Row id of the run.
+    config : RunConfig
+        The run's identity.
+    status : {"pending", "running", "finished", "failed"}
+    created_at, started_at, finished_at : float or None
+        Unix times (``started_at`` and ``finished_at`` are None until they happen).
+    wall_seconds : float
+        Wall time spent on the run, summed over sessions.
+    method_state : dict or None
+        Latest ``Method.state_dict(include_history=False)``.
+    noise_rng_state : dict or None
+        State of the observation-noise generator after the latest evaluation.
+    diagnostics : dict or None
+        ``Method.diagnostics()`` of a finished run.
+    error : str or None
+        Why the run failed (or was interrupted).
+    hdbo_version : str
+        Version of hdbo that created the row.
+    n_evaluations : int
+        Stored evaluations.
+    owner : RunOwner or None
+        The process that claimed the run (kept only while it is ``"running"``).
+    """
 
     id: int
     config: RunConfig
@@ -249,6 +492,31 @@ class RunRecord:
     error: str | None
     hdbo_version: str
     n_evaluations: int = 0
+    owner: RunOwner | None = None
+
+
+@dataclass(frozen=True)
+class RunClaim:
+    """Outcome of :meth:`RunStore.claim_run`.
+
+    Attributes
+    ----------
+    acquired : bool
+        This process now owns the run and may execute it.
+    record : RunRecord
+        The run as it was right after the attempt (read in the same transaction), so the
+        evaluations and state to resume from are those of the moment of the claim.
+    owner : RunOwner or None
+        Who owns the run now: the caller when ``acquired``, otherwise the live owner that
+        prevented the claim (None when the run is already finished).
+    previous_owner : RunOwner or None
+        The stale owner that was replaced, when a claim was taken over.
+    """
+
+    acquired: bool
+    record: RunRecord
+    owner: RunOwner | None
+    previous_owner: RunOwner | None = None
 
 
 @dataclass(frozen=True)
@@ -317,7 +585,7 @@ class EvaluationArrays:
 _RUN_COLUMNS = (
     "id, experiment, problem, problem_params, problem_label, method, label, method_params, seed, budget, "
     "status, created_at, started_at, finished_at, wall_seconds, method_state, noise_rng_state, "
-    "diagnostics, error, hdbo_version"
+    "diagnostics, error, hdbo_version, owner_host, owner_pid, heartbeat_at"
 )
 
 
@@ -343,7 +611,17 @@ class RunStore:
     -----
     Each process must open its own :class:`RunStore` (SQLite connections are not shared
     across processes). Write transactions start with ``BEGIN IMMEDIATE`` and wait up to a
-    minute for other writers.
+    minute for other writers. A file of an older schema version is migrated on opening
+    (see the module docstring).
+
+    Examples
+    --------
+    >>> with RunStore(":memory:") as store:
+    ...     run = store.get_or_create_run(RunConfig(experiment="demo", problem="branin",
+    ...                                              method="random", seed=0, budget=5))
+    ...     claim = store.claim_run(run.id)
+    ...     claim.acquired, store.get_run(run.id).status
+    (True, 'running')
     """
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
@@ -360,21 +638,39 @@ class RunStore:
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA foreign_keys = ON")
-        self._init_schema()
+        try:
+            self._init_schema()
+        except BaseException:
+            self._conn.close()
+            raise
 
     # ------------------------------------------------------------------ plumbing
     def _init_schema(self) -> None:
+        """Create the tables of a new file, or check the version of an existing one and migrate it."""
         with self._write() as c:
+            row = None
+            if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
+                row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and int(row["value"]) > SCHEMA_VERSION:
+                raise ValueError(
+                    f"store {self.path!r} has schema version {row['value']}, this hdbo reads up to {SCHEMA_VERSION}"
+                )
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     c.execute(stmt)
-            row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is None:
                 c.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 c.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (repr(time.time()),))
-            elif int(row["value"]) > SCHEMA_VERSION:
-                raise ValueError(
-                    f"store {self.path!r} has schema version {row['value']}, this hdbo reads up to {SCHEMA_VERSION}"
+                return
+            for version in range(int(row["value"]) + 1, SCHEMA_VERSION + 1):
+                for table, column, sql_type in _ADDED_COLUMNS.get(version, []):
+                    have = {r["name"] for r in c.execute(f"PRAGMA table_info({table})")}
+                    if column not in have:
+                        c.execute(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
+            if int(row["value"]) != SCHEMA_VERSION:
+                c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+                c.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('migrated_at', ?)", (repr(time.time()),)
                 )
 
     class _Tx:
@@ -395,7 +691,7 @@ class RunStore:
         return RunStore._Tx(self._conn)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (the store cannot be used afterwards)."""
         self._conn.close()
 
     def __enter__(self) -> "RunStore":
@@ -409,7 +705,7 @@ class RunStore:
 
     @property
     def schema_version(self) -> int:
-        """Schema version of the file."""
+        """Schema version of the file (equals :data:`SCHEMA_VERSION` once opened)."""
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return int(row["value"])
 
@@ -441,10 +737,21 @@ class RunStore:
             error=row["error"],
             hdbo_version=row["hdbo_version"],
             n_evaluations=int(n),
+            owner=_owner(row),
         )
 
     def find_run(self, config: RunConfig) -> RunRecord | None:
-        """The run with this configuration, or None."""
+        """The run with this configuration.
+
+        Parameters
+        ----------
+        config : RunConfig
+
+        Returns
+        -------
+        RunRecord or None
+            None when the store has no such run.
+        """
         row = self._conn.execute(
             f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment = ? AND problem = ? AND problem_params = ? "
             "AND method = ? AND label = ? AND method_params = ? AND seed = ? AND budget = ?",
@@ -453,7 +760,22 @@ class RunStore:
         return None if row is None else self._record(row)
 
     def get_or_create_run(self, config: RunConfig) -> RunRecord:
-        """The run with this configuration, created with status ``"pending"`` if new."""
+        """The run with this configuration, created with status ``"pending"`` if new.
+
+        Parameters
+        ----------
+        config : RunConfig
+
+        Returns
+        -------
+        RunRecord
+            The existing run, or the new one (no evaluations).
+
+        Raises
+        ------
+        RuntimeError
+            The row could not be read back (should not happen).
+        """
         with self._write() as c:
             c.execute(
                 "INSERT OR IGNORE INTO runs (experiment, problem, problem_params, method, label, method_params, "
@@ -468,6 +790,14 @@ class RunStore:
 
     def get_run(self, run_id: int) -> RunRecord:
         """The run with this id.
+
+        Parameters
+        ----------
+        run_id : int
+
+        Returns
+        -------
+        RunRecord
 
         Raises
         ------
@@ -486,7 +816,26 @@ class RunStore:
         status: str | Sequence[str] | None = None,
         ids: Sequence[int] | None = None,
     ) -> list[RunRecord]:
-        """Runs ordered by id, optionally filtered by experiment, status and ids."""
+        """Runs ordered by id, optionally filtered.
+
+        Parameters
+        ----------
+        experiment : str, optional
+            Only runs of this experiment.
+        status : str or sequence of str, optional
+            Only runs with this status (or one of these).
+        ids : sequence of int, optional
+            Only runs with these ids.
+
+        Returns
+        -------
+        list of RunRecord
+
+        Raises
+        ------
+        ValueError
+            A status that is not one of ``RUN_STATUSES``.
+        """
         where, args = [], []
         if experiment is not None:
             where.append("experiment = ?")
@@ -509,11 +858,90 @@ class RunStore:
         return recs
 
     def experiments(self) -> list[str]:
-        """Names of the experiments in the store, sorted."""
+        """Names of the experiments in the store.
+
+        Returns
+        -------
+        list of str
+            Sorted, without duplicates.
+        """
         return [r[0] for r in self._conn.execute("SELECT DISTINCT experiment FROM runs ORDER BY experiment")]
 
+    def claim_run(
+        self,
+        run_id: int,
+        *,
+        owner: RunOwner | None = None,
+        stale_after: float = STALE_AFTER_SECONDS,
+    ) -> RunClaim:
+        """Atomically take ownership of a run before executing it.
+
+        The run becomes ``"running"`` under ``owner`` with a fresh heartbeat, unless it is
+        finished or ``"running"`` under another live owner (see :meth:`RunOwner.is_alive`).
+        A claim of the same process is renewed; a stale one is taken over.
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        owner : RunOwner, optional
+            Who claims it (default :meth:`RunOwner.current`).
+        stale_after : float, default STALE_AFTER_SECONDS
+            Heartbeat age (seconds) after which an owner on another host counts as gone.
+
+        Returns
+        -------
+        RunClaim
+            ``acquired`` tells whether the caller now owns the run; ``record`` is the run
+            as of the claim (resume from its evaluations and state).
+
+        Raises
+        ------
+        KeyError
+            No run has that id.
+        """
+        me = RunOwner.current() if owner is None else owner
+        now = time.time()
+        previous: RunOwner | None = None
+        with self._write() as c:
+            row = c.execute(
+                "SELECT status, owner_host, owner_pid, heartbeat_at FROM runs WHERE id = ?", (int(run_id),)
+            ).fetchone()
+            if row is None:
+                raise KeyError(f"no run with id {run_id} in {self.path!r}")
+            holder = _owner(row)
+            if row["status"] == "finished":
+                acquired = False
+            elif row["status"] == "running" and holder is not None and not holder.same_process(me):
+                acquired = not holder.is_alive(now=now, stale_after=stale_after)
+                previous = holder if acquired else None
+            else:
+                acquired = True
+            if acquired:
+                c.execute(
+                    "UPDATE runs SET status = 'running', error = NULL, started_at = COALESCE(started_at, ?), "
+                    "owner_host = ?, owner_pid = ?, heartbeat_at = ? WHERE id = ?",
+                    (now, me.host, int(me.pid), now, int(run_id)),
+                )
+        record = self.get_run(run_id)
+        if acquired:
+            return RunClaim(True, record, RunOwner(me.host, me.pid, now), previous)
+        return RunClaim(False, record, holder if record.status != "finished" else None)
+
     def start_run(self, run_id: int, *, noise_rng_state: dict[str, Any] | None = None) -> None:
-        """Mark a run ``"running"`` (and store the initial noise-generator state if given)."""
+        """Mark a run ``"running"`` and store its initial noise-generator state.
+
+        Ownership is not changed: use :meth:`claim_run` first when several processes may
+        execute runs from this store.
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        noise_rng_state : dict, optional
+            ``hdbo.utils.generator_state`` of the observation-noise generator before the first
+            evaluation (kept as is when None).
+        """
         with self._write() as c:
             c.execute(
                 "UPDATE runs SET status = 'running', error = NULL, started_at = COALESCE(started_at, ?), "
@@ -529,17 +957,46 @@ class RunStore:
         method_state: dict[str, Any],
         noise_rng_state: dict[str, Any] | None,
         wall_seconds: float,
+        owner: RunOwner | None = None,
     ) -> None:
         """Append one evaluation and save the method state it produced, in one transaction.
 
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        evaluation : Evaluation
+            The evaluation; ``evaluation.x`` has shape (D,).
+        method_state : dict
+            ``Method.state_dict(include_history=False)`` after telling this evaluation.
+        noise_rng_state : dict or None
+            State of the observation-noise generator after this evaluation.
+        wall_seconds : float
+            Wall time of the run so far, over all sessions.
+        owner : RunOwner, optional
+            The claim this process holds; checked and its heartbeat refreshed in the same
+            transaction. None appends without checking ownership.
+
         Raises
         ------
+        ClaimLostError
+            ``owner`` no longer owns the run (another process took it over); nothing is written.
         sqlite3.IntegrityError
-            If evaluation ``t`` of this run already exists.
+            If evaluation ``t`` of this run already exists; nothing is written.
         """
         ev = evaluation
         x = [float(v) for v in np.asarray(ev.x, dtype=float).reshape(-1)]
+        state_json = json.dumps(to_jsonable(method_state))
+        noise_json = None if noise_rng_state is None else canonical_json(noise_rng_state)
         with self._write() as c:
+            if owner is not None:
+                cur = c.execute(
+                    "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status = 'running' "
+                    "AND owner_host = ? AND owner_pid = ?",
+                    (time.time(), int(run_id), owner.host, int(owner.pid)),
+                )
+                if cur.rowcount != 1:
+                    raise ClaimLostError(f"run {run_id} is no longer owned by {owner} (taken over or finished)")
             c.execute(
                 "INSERT INTO evaluations (run_id, t, x, y, f, regret, failed, error, ask_seconds, eval_seconds) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -558,45 +1015,131 @@ class RunStore:
             )
             c.execute(
                 "UPDATE runs SET method_state = ?, noise_rng_state = ?, wall_seconds = ? WHERE id = ?",
-                (
-                    json.dumps(to_jsonable(method_state)),
-                    None if noise_rng_state is None else canonical_json(noise_rng_state),
-                    float(wall_seconds),
-                    int(run_id),
-                ),
+                (state_json, noise_json, float(wall_seconds), int(run_id)),
             )
 
     def finish_run(self, run_id: int, *, diagnostics: dict[str, Any] | None, wall_seconds: float) -> None:
-        """Mark a run ``"finished"`` and store its diagnostics and total wall seconds."""
+        """Mark a run ``"finished"``, store its diagnostics and release its claim.
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        diagnostics : dict or None
+            ``Method.diagnostics()`` (JSON-serializable).
+        wall_seconds : float
+            Total wall time of the run over all sessions.
+        """
         with self._write() as c:
             c.execute(
                 "UPDATE runs SET status = 'finished', finished_at = ?, wall_seconds = ?, diagnostics = ?, "
-                "error = NULL WHERE id = ?",
+                "error = NULL, owner_host = NULL, owner_pid = NULL WHERE id = ?",
                 (time.time(), float(wall_seconds), json.dumps(to_jsonable(diagnostics or {})), int(run_id)),
             )
 
-    def fail_run(self, run_id: int, error: str, *, wall_seconds: float | None = None) -> None:
-        """Mark a run ``"failed"`` with an error text (it stays resumable)."""
+    def fail_run(
+        self,
+        run_id: int,
+        error: str,
+        *,
+        wall_seconds: float | None = None,
+        owner: RunOwner | None = None,
+    ) -> bool:
+        """Mark a run ``"failed"`` with an error text and release its claim (it stays resumable).
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        error : str
+            Why it failed.
+        wall_seconds : float, optional
+            Wall time so far (kept as is when None).
+        owner : RunOwner, optional
+            Only fail the run if ``owner`` still owns it (a process whose claim was taken
+            over must not fail the run its successor is executing). None: unconditionally.
+
+        Returns
+        -------
+        bool
+            Whether the run was marked failed.
+        """
+        sql = (
+            "UPDATE runs SET status = 'failed', error = ?, wall_seconds = COALESCE(?, wall_seconds), "
+            "owner_host = NULL, owner_pid = NULL WHERE id = ?"
+        )
+        args: tuple[Any, ...] = (str(error), wall_seconds, int(run_id))
+        if owner is not None:
+            sql += " AND owner_host = ? AND owner_pid = ?"
+            args += (owner.host, int(owner.pid))
         with self._write() as c:
-            c.execute(
-                "UPDATE runs SET status = 'failed', error = ?, wall_seconds = COALESCE(?, wall_seconds) WHERE id = ?",
-                (str(error), wall_seconds, int(run_id)),
-            )
+            return c.execute(sql, args).rowcount == 1
 
     def delete_run(self, run_id: int) -> None:
-        """Remove a run and its evaluations."""
+        """Remove a run and its evaluations (no error if it does not exist).
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        """
         with self._write() as c:
             c.execute("DELETE FROM evaluations WHERE run_id = ?", (int(run_id),))
             c.execute("DELETE FROM runs WHERE id = ?", (int(run_id),))
 
     # ------------------------------------------------------------------ evaluations
     def n_evaluations(self, run_id: int) -> int:
-        """Number of stored evaluations of a run."""
+        """Number of stored evaluations of a run.
+
+        Parameters
+        ----------
+        run_id : int
+
+        Returns
+        -------
+        int
+            0 for a run without evaluations or an unknown id.
+        """
         row = self._conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id = ?", (int(run_id),)).fetchone()
         return int(row[0])
 
+    def count_evaluations(self, run_ids: Sequence[int]) -> dict[int, int]:
+        """Stored evaluations of several runs, in one pass (used to poll progress).
+
+        Parameters
+        ----------
+        run_ids : sequence of int
+
+        Returns
+        -------
+        dict of int -> int
+            Run id -> number of evaluations (0 for runs without any).
+        """
+        ids = [int(i) for i in run_ids]
+        counts = dict.fromkeys(ids, 0)
+        for start in range(0, len(ids), 500):  # stay below SQLite's host-parameter limit
+            chunk = ids[start : start + 500]
+            rows = self._conn.execute(
+                f"SELECT run_id, COUNT(*) FROM evaluations WHERE run_id IN ({', '.join('?' * len(chunk))}) "
+                "GROUP BY run_id",
+                chunk,
+            )
+            counts.update({int(r[0]): int(r[1]) for r in rows})
+        return counts
+
     def load_evaluations(self, run_id: int) -> EvaluationArrays:
-        """The evaluations of a run, ordered by ``t``, as arrays (NULL -> NaN)."""
+        """The evaluations of a run, ordered by ``t``.
+
+        Parameters
+        ----------
+        run_id : int
+
+        Returns
+        -------
+        EvaluationArrays
+            ``X`` of shape (n, D) and the per-evaluation arrays of shape (n,), NULL stored
+            values as NaN; ``n = 0`` (and ``X`` of shape (0, 0)) for a run without evaluations.
+        """
         rows = self._conn.execute(
             "SELECT t, x, y, f, regret, failed, error, ask_seconds, eval_seconds FROM evaluations "
             "WHERE run_id = ? ORDER BY t",
@@ -619,3 +1162,11 @@ class RunStore:
             ask_seconds=col("ask_seconds"),
             eval_seconds=col("eval_seconds"),
         )
+
+
+def _owner(row: sqlite3.Row) -> RunOwner | None:
+    """The claim columns of a ``runs`` row as a :class:`RunOwner` (None when unclaimed)."""
+    if row["owner_host"] is None or row["owner_pid"] is None:
+        return None
+    hb = row["heartbeat_at"]
+    return RunOwner(str(row["owner_host"]), int(row["owner_pid"]), None if hb is None else float(hb))

@@ -26,6 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist
 
+from .._validation import check_choice, check_int, check_real
+
 __all__ = [
     "Kernel",
     "Stationary",
@@ -84,22 +86,100 @@ class Kernel(ABC):
 
     @abstractmethod
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
-        """Covariance matrix ``k(X, Y)`` of shape (n, m) (``Y = X`` when omitted)."""
+        """Covariance matrix between the rows of X and the rows of Y.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            First arguments; a 1-D array is one point.
+        Y : array_like of shape (m, d) or (d,), optional
+            Second arguments; default X (then m = n and the matrix is symmetric).
+
+        Returns
+        -------
+        K : ndarray of shape (n, m)
+            ``K[i, j] = k(X[i], Y[j])``.
+
+        Raises
+        ------
+        ValueError
+            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+        """
 
     @abstractmethod
     def diag(self, X: ArrayLike) -> Array:
-        """``k(x, x)`` for every row of X, shape (n,)."""
+        """Prior variances ``k(x, x)``: the diagonal of ``self(X)`` without the full matrix.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Points; a 1-D array is one point.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
 
     @abstractmethod
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
-        """``sum_ij A_ij dK(X, X)_ij / dtheta``, shape (p,)."""
+        """Hyperparameter gradient of ``K(X, X)`` contracted with a weight matrix.
+
+        Computes ``g[k] = sum_ij A[i, j] * dK(X, X)[i, j] / dtheta[k]`` without forming the
+        (n, n, p) tensor of :meth:`gradient`. The gradient of the log marginal likelihood is
+        ``0.5 * gradient_contract(X, a a^T - K^{-1})`` with ``a = K^{-1} y``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+            Points.
+        A : array_like of shape (n, n)
+            Weights; need not be symmetric.
+
+        Returns
+        -------
+        ndarray of shape (p,)
+            Derivatives with respect to the log-space :attr:`theta`.
+        """
 
     @abstractmethod
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
-        """``sum_i W[q, i] d k(Xq[q], X[i]) / dXq[q]``, shape (nq, d); W of shape (nq, n)."""
+        """Input gradients of the kernel at query points, contracted with weights.
+
+        Row q of the result is ``sum_i W[q, i] * d k(x, X[i]) / dx`` at ``x = Xq[q]``. With
+        ``W[q] = alpha`` it is the gradient of the posterior mean ``k(x, X) alpha``, and with
+        ``W[q] = K^{-1} k(X, Xq[q])`` half the gradient of ``k(x, X) K^{-1} k(X, x)``, so one
+        call gives the gradients at every query point.
+
+        Parameters
+        ----------
+        Xq : array_like of shape (nq, d)
+            Points the gradient is taken at (first kernel argument).
+        X : array_like of shape (n, d)
+            Second kernel arguments, e.g. the training inputs.
+        W : array_like of shape (nq, n)
+            Weights.
+
+        Returns
+        -------
+        ndarray of shape (nq, d)
+        """
 
     def gradient(self, X: ArrayLike) -> Array:
-        """dK(X, X)/dtheta as a dense tensor of shape (n, n, p) (for small n)."""
+        """Dense hyperparameter gradient of ``K(X, X)``.
+
+        Built from one :meth:`gradient_contract` call per pair ``i <= j``, so it costs
+        O(n^2) such calls: meant for tests and small n.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Points.
+
+        Returns
+        -------
+        ndarray of shape (n, n, p)
+            ``out[i, j, k] = dK(X, X)[i, j] / dtheta[k]`` (log-space :attr:`theta`).
+        """
         X = _as_2d(X)
         n, p = X.shape[0], self.n_params
         out = np.empty((n, n, p))
@@ -111,7 +191,13 @@ class Kernel(ABC):
         return out
 
     def clone(self) -> "Kernel":
-        """A deep copy with the same hyperparameters."""
+        """An independent deep copy (hyperparameters, bounds and any groups or projection).
+
+        Returns
+        -------
+        Kernel
+            A kernel of the same class; changing it does not change ``self``.
+        """
         import copy
 
         return copy.deepcopy(self)
@@ -137,6 +223,14 @@ class Stationary(Kernel):
     lengthscale_bounds, variance_bounds : (float, float)
         Bounds used when fitting; equal bounds fix the hyperparameter.
 
+    Raises
+    ------
+    TypeError
+        If ``dim`` is not an int or None, or ``variance`` is not a real number.
+    ValueError
+        If ``ard=True`` without ``dim``, ``dim < 1``, a length-scale or the variance is not
+        positive and finite, or bounds do not satisfy ``0 < lower <= upper < inf``.
+
     Notes
     -----
     ``theta = [log s, log l_1, ..., log l_q]`` with q = 1 (isotropic) or q = dim (ARD).
@@ -155,9 +249,7 @@ class Stationary(Kernel):
     ) -> None:
         if ard and dim is None:
             raise ValueError("dim is required when ard=True")
-        if dim is not None and (not isinstance(dim, (int, np.integer)) or dim < 1):
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self.dim = None if dim is None else int(dim)
+        self.dim = check_int(dim, "dim", low=1, allow_none=True)
         self.ard = bool(ard)
         q = self.dim if self.ard else 1
         try:
@@ -166,8 +258,7 @@ class Stationary(Kernel):
             ls = np.full(q, np.nan)
         if np.any(~(ls > 0)) or not np.all(np.isfinite(ls)):
             raise ValueError(f"lengthscale must be positive with shape ({q},), got {lengthscale!r}")
-        if not (variance > 0 and np.isfinite(variance)):
-            raise ValueError(f"variance must be positive and finite, got {variance!r}")
+        variance = check_real(variance, "variance", low=0, low_inclusive=False)
         self._theta = np.concatenate([[np.log(variance)], np.log(ls)])
         lb = _log_bounds(lengthscale_bounds, "lengthscale_bounds")
         vb = _log_bounds(variance_bounds, "variance_bounds")
@@ -176,6 +267,7 @@ class Stationary(Kernel):
     # -- hyperparameters
     @property
     def theta(self) -> Array:
+        """``[log s, log l_1, ..., log l_q]``, shape (1 + q,) (a copy)."""
         return self._theta.copy()
 
     @theta.setter
@@ -187,6 +279,7 @@ class Stationary(Kernel):
 
     @property
     def bounds(self) -> Array:
+        """Log-space bounds of :attr:`theta`, shape (1 + q, 2) (a copy; settable)."""
         return self._bounds.copy()
 
     @bounds.setter
@@ -198,6 +291,7 @@ class Stationary(Kernel):
 
     @property
     def hyperparameter_names(self) -> list[str]:
+        """``["variance", "lengthscale"]``, or ``"lengthscale_<i>"`` for each dimension with ARD."""
         if self.ard:
             return ["variance"] + [f"lengthscale_{i}" for i in range(self.dim)]  # type: ignore[arg-type]
         return ["variance", "lengthscale"]
@@ -213,7 +307,23 @@ class Stationary(Kernel):
         return np.exp(self._theta[1:])
 
     def fix(self, *, variance: float | None = None, lengthscale: float | ArrayLike | None = None) -> "Stationary":
-        """Set and fix (equal bounds) the given hyperparameters; returns self."""
+        """Set hyperparameters and fix them, so that fitting leaves them alone.
+
+        A fixed hyperparameter has its lower and upper bound both equal to the new value.
+
+        Parameters
+        ----------
+        variance : float, optional
+            New signal variance s; None leaves the variance and its bounds unchanged.
+        lengthscale : float or array_like of shape (q,), optional
+            New length-scale(s), broadcast to the q = 1 (isotropic) or q = dim (ARD)
+            entries; None leaves them unchanged.
+
+        Returns
+        -------
+        Stationary
+            ``self``.
+        """
         if variance is not None:
             self._theta[0] = np.log(variance)
             self._bounds[0] = self._theta[0]
@@ -246,15 +356,63 @@ class Stationary(Kernel):
         return np.maximum(d2, 0.0, out=d2)
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        """Covariance matrix ``s * rho(r^2)`` between the rows of X and Y.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            First arguments; ``d = dim`` if the kernel has a dimension.
+        Y : array_like of shape (m, d) or (d,), optional
+            Second arguments; default X, in which case the squared distances on the
+            diagonal are exactly 0.
+
+        Returns
+        -------
+        K : ndarray of shape (n, m)
+
+        Raises
+        ------
+        ValueError
+            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+        """
         Xs = self._scaled(_as_2d(X))
         Ys = Xs if Y is None else self._scaled(_as_2d(Y, "Y"))
         rho, _ = self._profile(self._sqdist(Xs, Ys, same=Y is None))
         return self.variance * rho
 
     def diag(self, X: ArrayLike) -> Array:
+        """Prior variances at the rows of X: all equal to the signal variance s.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Points (only their number is used).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return np.full(_as_2d(X).shape[0], self.variance)
 
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        """Hyperparameter gradient of ``K(X, X)`` contracted with A (see :meth:`Kernel.gradient_contract`).
+
+        Entry 0 is ``sum_ij A_ij K_ij`` (the derivative with respect to ``log s``); the
+        length-scale entries use ``d r^2 / d log l_k = -2 ((x_k - x'_k) / l_k)^2``. Costs
+        O(n^2 d) time and O(n^2) memory, also with ARD.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+            Points.
+        A : array_like of shape (n, n)
+            Weights; need not be symmetric.
+
+        Returns
+        -------
+        ndarray of shape (1 + q,)
+            Ordered like :attr:`theta`.
+        """
         X = _as_2d(X)
         A = np.asarray(A, dtype=float)
         Xs = self._scaled(X)
@@ -275,6 +433,21 @@ class Stationary(Kernel):
         return out
 
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        """Weighted input gradients ``sum_i W[q, i] d k(Xq[q], X[i]) / dXq[q]`` (see :meth:`Kernel.grad_x`).
+
+        Parameters
+        ----------
+        Xq : array_like of shape (nq, d)
+            Points the gradient is taken at.
+        X : array_like of shape (n, d)
+            Second kernel arguments.
+        W : array_like of shape (nq, n)
+            Weights.
+
+        Returns
+        -------
+        ndarray of shape (nq, d)
+        """
         Xq, X = _as_2d(Xq, "Xq"), _as_2d(X)
         Xqs, Xs = self._scaled(Xq), self._scaled(X)
         _, drho = self._profile(self._sqdist(Xqs, Xs))
@@ -297,12 +470,25 @@ class Matern(Stationary):
     ``nu=0.5: s exp(-r)``, ``nu=1.5: s (1 + sqrt(3) r) exp(-sqrt(3) r)``,
     ``nu=2.5: s (1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)``. For ``nu = 1/2`` the kernel is
     not differentiable at ``r = 0``; its input gradient there is taken as 0.
+
+    Parameters
+    ----------
+    dim : int, optional
+        Input dimension (see :class:`Stationary`).
+    nu : {0.5, 1.5, 2.5}, default 2.5
+        Smoothness.
+    **kwargs
+        ``lengthscale``, ``variance``, ``ard``, ``lengthscale_bounds`` and
+        ``variance_bounds``, as in :class:`Stationary`.
+
+    Raises
+    ------
+    ValueError
+        If ``nu`` is not one of the three values, or another argument is invalid.
     """
 
     def __init__(self, dim: int | None = None, *, nu: float = 2.5, **kwargs: object) -> None:
-        if nu not in (0.5, 1.5, 2.5):
-            raise ValueError(f"nu must be 0.5, 1.5 or 2.5, got {nu!r}")
-        self.nu = float(nu)
+        self.nu = float(check_choice(nu, "nu", (0.5, 1.5, 2.5)))
         self._exact_distances = self.nu == 0.5
         super().__init__(dim, **kwargs)  # type: ignore[arg-type]
 
@@ -362,7 +548,18 @@ class Additive(Kernel):
         return len(self.groups)
 
     def group_kernel(self, j: int) -> Stationary:
-        """The kernel of group j (acts on that group's coordinates only)."""
+        """The kernel of group j, acting on that group's coordinates only.
+
+        Parameters
+        ----------
+        j : int
+            Group index, ``0 <= j < n_groups``.
+
+        Returns
+        -------
+        Stationary
+            With ``shared=True``, the one base kernel (the same object for every j).
+        """
         return self._kernels[0 if self.shared else j]  # type: ignore[return-value]
 
     def _pairs(self):
@@ -370,6 +567,7 @@ class Additive(Kernel):
 
     @property
     def theta(self) -> Array:
+        """The base kernel's :attr:`~Stationary.theta` if shared, else every group's in group order."""
         return np.concatenate([k.theta for k in self._kernels])
 
     @theta.setter
@@ -384,36 +582,103 @@ class Additive(Kernel):
 
     @property
     def bounds(self) -> Array:
+        """Log-space bounds of :attr:`theta`, shape (p, 2)."""
         return np.vstack([k.bounds for k in self._kernels])
 
     @property
     def hyperparameter_names(self) -> list[str]:
+        """The base kernel's names if shared, else ``"g<j>.<name>"`` for each group j."""
         if self.shared:
             return list(self._kernels[0].hyperparameter_names)
         return [f"g{j}.{n}" for j, k in enumerate(self._kernels) for n in k.hyperparameter_names]
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        """Sum over groups of ``k_j(X[:, g_j], Y[:, g_j])``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+            First arguments in full coordinates (every group index must be < D).
+        Y : array_like of shape (m, D) or (D,), optional
+            Second arguments; default X.
+
+        Returns
+        -------
+        K : ndarray of shape (n, m)
+        """
         X = _as_2d(X)
         Y = X if Y is None else _as_2d(Y, "Y")
         return sum(k(X[:, g], Y[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
 
     def group_call(self, j: int, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
-        """Group j's own kernel matrix ``k_j(X[:, g_j], Y[:, g_j])`` (X, Y in full coordinates)."""
+        """Group j's own kernel matrix ``k_j(X[:, g_j], Y[:, g_j])``.
+
+        Parameters
+        ----------
+        j : int
+            Group index.
+        X : array_like of shape (n, D) or (D,)
+            First arguments in full coordinates.
+        Y : array_like of shape (m, D) or (D,), optional
+            Second arguments in full coordinates; default X.
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+        """
         X = _as_2d(X)
         Y = X if Y is None else _as_2d(Y, "Y")
         g = self.groups[j]
         return self.group_kernel(j)(X[:, g], Y[:, g])
 
     def diag(self, X: ArrayLike) -> Array:
+        """Prior variances at the rows of X: the sum of the groups' variances.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         X = _as_2d(X)
         return sum(k.diag(X[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
 
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        """Hyperparameter gradient of ``K(X, X)`` contracted with A (see :meth:`Kernel.gradient_contract`).
+
+        With shared hyperparameters the groups' contributions are added; otherwise each
+        group contributes its own block.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D)
+        A : array_like of shape (n, n)
+
+        Returns
+        -------
+        ndarray of shape (p,)
+            Ordered like :attr:`theta`.
+        """
         X = _as_2d(X)
         parts = [k.gradient_contract(X[:, g], A) for g, k in self._pairs()]
         return np.sum(parts, axis=0) if self.shared else np.concatenate(parts)
 
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        """Weighted input gradients (see :meth:`Kernel.grad_x`), group by group.
+
+        Parameters
+        ----------
+        Xq : array_like of shape (nq, D)
+        X : array_like of shape (n, D)
+        W : array_like of shape (nq, n)
+
+        Returns
+        -------
+        ndarray of shape (nq, D)
+            Columns in no group are 0.
+        """
         Xq, X = _as_2d(Xq, "Xq"), _as_2d(X)
         out = np.zeros_like(Xq)
         for g, k in self._pairs():
@@ -429,6 +694,18 @@ class Projected(Kernel):
 
     W is not a hyperparameter (``theta`` is the base kernel's); methods that learn W
     (PP/RPP-GP-UCB) set :attr:`projection` and use :meth:`grad_x` of the base kernel.
+
+    Parameters
+    ----------
+    base : Kernel
+        Kernel on the projected inputs ``z = W^T x`` (q columns); shared, not copied.
+    projection : array_like of shape (D, q)
+        The matrix W (copied).
+
+    Raises
+    ------
+    ValueError
+        If ``projection`` is not a finite 2-D array.
     """
 
     def __init__(self, base: Kernel, projection: ArrayLike) -> None:
@@ -449,6 +726,7 @@ class Projected(Kernel):
 
     @property
     def theta(self) -> Array:
+        """The base kernel's :attr:`~Kernel.theta`."""
         return self.base.theta
 
     @theta.setter
@@ -457,10 +735,12 @@ class Projected(Kernel):
 
     @property
     def bounds(self) -> Array:
+        """The base kernel's bounds, shape (p, 2)."""
         return self.base.bounds
 
     @property
     def hyperparameter_names(self) -> list[str]:
+        """The base kernel's names."""
         return self.base.hyperparameter_names
 
     def _proj(self, X: ArrayLike, name: str = "X") -> Array:
@@ -470,30 +750,96 @@ class Projected(Kernel):
         return X @ self._W
 
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
+        """Covariance matrix ``base(X W, Y W)``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+        Y : array_like of shape (m, D) or (D,), optional
+            Default X.
+
+        Returns
+        -------
+        K : ndarray of shape (n, m)
+
+        Raises
+        ------
+        ValueError
+            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+        """
         Z = self._proj(X)
         return self.base(Z, None if Y is None else self._proj(Y, "Y"))
 
     def diag(self, X: ArrayLike) -> Array:
+        """Prior variances ``base.diag(X W)``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self.base.diag(self._proj(X))
 
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
+        """The base kernel's contracted gradient at the projected points ``X W``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D)
+        A : array_like of shape (n, n)
+
+        Returns
+        -------
+        ndarray of shape (p,)
+        """
         return self.base.gradient_contract(self._proj(X), A)
 
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
+        """Weighted input gradients by the chain rule: the base kernel's, times ``W^T``.
+
+        Parameters
+        ----------
+        Xq : array_like of shape (nq, D)
+        X : array_like of shape (n, D)
+        W : array_like of shape (nq, n)
+            Weights (not the projection matrix).
+
+        Returns
+        -------
+        ndarray of shape (nq, D)
+        """
         return self.base.grad_x(self._proj(Xq, "Xq"), self._proj(X), W) @ self._W.T
 
 
 def make_kernel(name: str, dim: int | None = None, *, ard: bool = False, **kwargs: object) -> Stationary:
-    """Build a stationary kernel by name: ``"se"``, ``"matern12"``, ``"matern32"``, ``"matern52"``.
+    """Build a stationary kernel by name.
+
+    Parameters
+    ----------
+    name : {"se", "matern12", "matern32", "matern52"}
+        Squared exponential, or Matern with ``nu`` = 1/2, 3/2 or 5/2.
+    dim : int, optional
+        Input dimension; required with ``ard=True``.
+    ard : bool, default False
+        One length-scale per dimension.
+    **kwargs
+        ``lengthscale``, ``variance``, ``lengthscale_bounds``, ``variance_bounds``
+        (see :class:`Stationary`).
+
+    Returns
+    -------
+    Stationary
+        A :class:`SquaredExponential` or :class:`Matern`.
 
     Raises
     ------
     ValueError
-        Unknown name (the message lists the valid ones).
+        If the name is unknown (the message lists the valid ones) or an argument is invalid.
     """
     nus = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
-    if name == "se":
+    if check_choice(name, "kernel", ("se", *nus)) == "se":
         return SquaredExponential(dim, ard=ard, **kwargs)  # type: ignore[arg-type]
-    if name in nus:
-        return Matern(dim, nu=nus[name], ard=ard, **kwargs)  # type: ignore[arg-type]
-    raise ValueError(f"kernel must be one of 'se', 'matern12', 'matern32', 'matern52', got {name!r}")
+    return Matern(dim, nu=nus[name], ard=ard, **kwargs)  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 
+from .._validation import check_choice, check_int
 from ..exceptions import NotFittedError, NumericalError
 from .kernels import Additive, Kernel
 
@@ -69,6 +70,17 @@ class GaussianProcess:
         ``(K + noise I)^{-1} (y - shift) / scale``.
     jitter_ : float
         Extra diagonal added to make the factorization succeed (0 when none was needed).
+    y_shift_, y_scale_ : float
+        The output transform set by :meth:`fit`: transformed outputs are
+        ``(y - y_shift_) / y_scale_``.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not a :class:`~hdbo.gp.Kernel` or ``n_restarts`` is not an int.
+    ValueError
+        If ``mean`` is unknown, ``noise_bounds`` does not satisfy ``0 < lower <= upper < inf``,
+        ``noise_variance`` lies outside them, or ``n_restarts < 0``.
 
     Examples
     --------
@@ -93,27 +105,24 @@ class GaussianProcess:
     ) -> None:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"kernel must be a hdbo.gp.Kernel, got {type(kernel).__name__}")
-        if mean not in ("constant", "zero"):
-            raise ValueError(f"mean must be 'constant' or 'zero', got {mean!r}")
+        check_choice(mean, "mean", ("constant", "zero"))
         lo, hi = (float(b) for b in noise_bounds)
         if not (0 < lo <= hi < np.inf):
             raise ValueError(f"noise_bounds must satisfy 0 < lower <= upper, got {noise_bounds!r}")
         if not (lo <= noise_variance <= hi):
             raise ValueError(f"noise_variance={noise_variance!r} must lie within noise_bounds={noise_bounds!r}")
-        if n_restarts < 0:
-            raise ValueError(f"n_restarts must be >= 0, got {n_restarts}")
         self.kernel = kernel
         self.noise_variance = float(noise_variance)
         self.noise_bounds = (lo, hi)
         self.mean = mean
         self.standardize = bool(standardize)
-        self.n_restarts = int(n_restarts)
+        self.n_restarts = check_int(n_restarts, "n_restarts", low=0)
         self.X_: Array | None = None
 
     # ================================================================== hyperparameters
     @property
     def theta(self) -> Array:
-        """``[kernel.theta..., log noise_variance]``."""
+        """``[kernel.theta..., log noise_variance]``, shape (p + 1,) (settable)."""
         return np.append(self.kernel.theta, np.log(self.noise_variance))
 
     @theta.setter
@@ -183,16 +192,27 @@ class GaussianProcess:
         Parameters
         ----------
         X : array_like of shape (t, d)
+            Finite training inputs (copied).
         y : array_like of shape (t,)
-            Finite outputs.
+            Finite outputs (copied); failed evaluations must be filtered out beforehand.
         optimize : bool, default True
-            Fit the free hyperparameters by maximizing the log marginal likelihood first.
-        rng : Generator, optional
-            Source of the random restarts (required when ``optimize`` and ``n_restarts > 0``).
+            First fit the free hyperparameters with :meth:`optimize_hyperparameters` (only
+            done when there are at least 2 points).
+        rng : numpy.random.Generator, optional
+            Source of the random restarts; required when hyperparameters are optimized and
+            ``n_restarts > 0``.
 
         Returns
         -------
-        self
+        GaussianProcess
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            If X and y differ in length or are not finite, or ``rng`` is missing when needed.
+        NumericalError
+            If ``K + noise I`` cannot be factorized even with the largest jitter.
         """
         X = np.array(X, dtype=float, ndmin=2)
         y = np.asarray(y, dtype=float).reshape(-1)
@@ -210,7 +230,23 @@ class GaussianProcess:
         return self
 
     def refactorize(self) -> "GaussianProcess":
-        """Full O(t^3) factorization of the current data with the current hyperparameters and transform."""
+        """Factorize the current data from scratch, in O(t^3), keeping hyperparameters and transform.
+
+        Call it after changing :attr:`theta` by hand; :meth:`fit` and :meth:`load_state`
+        already do.
+
+        Returns
+        -------
+        GaussianProcess
+            ``self``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        NumericalError
+            If the factorization fails even with the largest jitter.
+        """
         self._check_fitted()
         self.L_, self.jitter_ = self._factor(self.X_)  # type: ignore[misc,arg-type]
         self.n_full_ = self.n_train
@@ -220,9 +256,32 @@ class GaussianProcess:
     def update(self, x: ArrayLike, y: float) -> "GaussianProcess":
         """Add one observation, extending the Cholesky factor in O(t^2).
 
-        The output transform and hyperparameters are kept, so the result equals
-        :meth:`refactorize` on the extended data (to round-off). If the new pivot is not
-        positive (a near-duplicate input) the factor is recomputed with more jitter.
+        The hyperparameters, the jitter and the output transform (``y_shift_``,
+        ``y_scale_``) are kept, so the result equals :meth:`refactorize` on the extended data
+        to round-off. If the new pivot is not clearly positive (``<= 1e-12`` times the new
+        diagonal entry, e.g. a near-duplicate input), the whole factor is recomputed with
+        escalating jitter, starting at ``max(jitter_, 1e-10)`` times the mean of diag K.
+
+        Parameters
+        ----------
+        x : array_like of shape (d,)
+            The new input.
+        y : float
+            Its observed output (raw units).
+
+        Returns
+        -------
+        GaussianProcess
+            ``self``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        ValueError
+            If x or y is not finite, or x does not have d entries.
+        NumericalError
+            If a recomputed factorization fails even with the largest jitter.
         """
         self._check_fitted()
         x = np.asarray(x, dtype=float).reshape(1, -1)
@@ -285,8 +344,16 @@ class GaussianProcess:
         Returns
         -------
         mean, std : ndarray of shape (n,)
+            In raw output units. Before any training point (t = 0) they are the prior's.
         dmean, dstd : ndarray of shape (n, d)
-            Only with ``return_grad=True``.
+            Gradients with respect to the rows of Xq; only with ``return_grad=True``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        ValueError
+            If Xq does not have d columns.
         """
         self._check_fitted()
         Xq = np.array(Xq, dtype=float, ndmin=2)
@@ -324,9 +391,26 @@ class GaussianProcess:
         j : int
             Group index.
         Zq : array_like of shape (n, d_j)
-            Points in group j's coordinates.
+            Points in group j's coordinates (``d_j`` = size of group j).
         return_grad : bool, default False
-            Also return gradients w.r.t. Zq, shape (n, d_j).
+            Also return the gradients with respect to the rows of Zq.
+
+        Returns
+        -------
+        mean, std : ndarray of shape (n,)
+            Posterior mean (without ``y_shift_``) and standard deviation of ``f_j``, in raw
+            output units.
+        dmean, dstd : ndarray of shape (n, d_j)
+            Only with ``return_grad=True``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        TypeError
+            If the kernel is not :class:`~hdbo.gp.Additive`.
+        ValueError
+            If Zq does not have ``d_j`` columns.
         """
         self._check_fitted()
         kern = self._additive()
@@ -339,7 +423,28 @@ class GaussianProcess:
         return tuple(r * self.y_scale_ for r in res)
 
     def predict_groups(self, Xq: ArrayLike) -> tuple[Array, Array]:
-        """Per-group posterior means and stds at full-dimensional points, each of shape (n, M)."""
+        """Posterior means and standard deviations of every group's component at full points.
+
+        Calls :meth:`predict_group` once per group on the group's columns of Xq.
+
+        Parameters
+        ----------
+        Xq : array_like of shape (n, D)
+            Points in full coordinates.
+
+        Returns
+        -------
+        means, stds : ndarray of shape (n, M)
+            Column j holds group j's posterior (``means.sum(axis=1) + y_shift_`` is the
+            posterior mean of f).
+
+        Raises
+        ------
+        TypeError
+            If the kernel is not :class:`~hdbo.gp.Additive`.
+        NotFittedError
+            If :meth:`fit` was not called.
+        """
         kern = self._additive()
         Xq = np.array(Xq, dtype=float, ndmin=2)
         parts = [self.predict_group(j, Xq[:, g]) for j, g in enumerate(kern.groups)]
@@ -352,15 +457,28 @@ class GaussianProcess:
         """Log marginal likelihood of the transformed outputs.
 
         ``-1/2 z^T (K + s2 I)^{-1} z - 1/2 log|K + s2 I| - t/2 log 2 pi`` with ``z`` the
-        transformed outputs; the gradient is ``1/2 tr((a a^T - K^{-1}) dK/dtheta)``.
-        ``-inf`` (and a zero gradient) if the matrix cannot be factorized with small jitter.
+        transformed outputs; the gradient is ``1/2 tr((a a^T - K^{-1}) dK/dtheta)``. If the
+        matrix cannot be factorized with a jitter of at most ``1e-6`` times the mean of its
+        diagonal, the value is ``-inf`` (and the gradient 0), so that an optimizer moves away.
 
         Parameters
         ----------
         theta : array_like of shape (p + 1,), optional
-            Hyperparameters to evaluate at (default: the current ones; the GP is unchanged).
+            Log-space hyperparameters to evaluate at, ordered like :attr:`theta` (default:
+            the current ones). The GP's own hyperparameters are left unchanged.
         eval_gradient : bool, default False
-            Also return the gradient w.r.t. ``theta``.
+            Also return the gradient with respect to ``theta``.
+
+        Returns
+        -------
+        lml : float
+        grad : ndarray of shape (p + 1,)
+            Only with ``eval_gradient=True``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
         """
         self._check_fitted()
         saved_kernel, saved_noise = self.kernel.theta, self.noise_variance
@@ -393,7 +511,31 @@ class GaussianProcess:
 
         Multi-start L-BFGS-B within the log-space bounds: from the current hyperparameters
         and ``n_restarts`` points drawn uniformly in the bounds. The best optimum found is
-        kept (the current values if no start improves on them). Does not refactorize.
+        kept (the current values if no start improves on them). Fixed hyperparameters (equal
+        bounds) are left alone; if all are fixed, nothing is done. Does not refactorize:
+        :meth:`fit` calls this and then factorizes.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator, optional
+            Source of the random starts; required when ``n_restarts > 0``.
+
+        Returns
+        -------
+        GaussianProcess
+            ``self``.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        ValueError
+            If ``rng`` is None while random starts are needed.
+
+        Warns
+        -----
+        RuntimeWarning
+            If the likelihood could not be evaluated at any start (hyperparameters unchanged).
         """
         self._check_fitted()
         bounds = self.bounds
@@ -442,6 +584,18 @@ class GaussianProcess:
 
         With the same training data, :meth:`load_state` rebuilds a GP identical to this one
         bit for bit: the last full factorization is redone and the later points re-appended.
+        The training data themselves are not included.
+
+        Returns
+        -------
+        dict
+            ``theta`` (list), ``noise_variance``, ``y_shift``, ``y_scale``, ``jitter``,
+            ``n_full`` (points in the last full factorization) and ``n`` (training points).
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
         """
         self._check_fitted()
         return {
@@ -455,7 +609,37 @@ class GaussianProcess:
         }
 
     def load_state(self, state: dict[str, Any], X: ArrayLike, y: ArrayLike) -> "GaussianProcess":
-        """Restore from :meth:`state_dict` given the first ``state["n"]`` training points."""
+        """Restore a GP saved with :meth:`state_dict`, given its training data.
+
+        Sets the hyperparameters and output transform from ``state``, factorizes the first
+        ``state["n_full"]`` points (starting from the saved jitter) and appends the rest with
+        :meth:`update`: the same arithmetic as the saved GP went through, so the result is
+        identical bit for bit. No hyperparameter is re-fitted.
+
+        Parameters
+        ----------
+        state : dict
+            Output of :meth:`state_dict`.
+        X : array_like of shape (t, d)
+            Training inputs in the order they were added; only the first ``state["n"]``
+            rows are used.
+        y : array_like of shape (t,)
+            The matching raw outputs.
+
+        Returns
+        -------
+        GaussianProcess
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            If fewer than ``state["n"]`` points are given.
+        KeyError
+            If ``state`` lacks an entry.
+        NumericalError
+            If the factorization fails even with the largest jitter.
+        """
         X = np.array(X, dtype=float, ndmin=2)
         y = np.asarray(y, dtype=float).reshape(-1)
         n, n_full = int(state["n"]), int(state["n_full"])

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_int, check_real
 from ..gp import Additive, GaussianProcess, SquaredExponential
 from ..space import Box
 from ..structure.decomposition import (
@@ -96,6 +97,17 @@ class AddGPUCB(GPMethod):
         ``ard=False``, ``noise_variance=1e-4``, ``fit_noise=False``, ``refit_growth=None``,
         ``polish=False`` (the paper's settings).
 
+    Raises
+    ------
+    TypeError
+        If ``d``, ``M``, ``n_decompositions``, ``explore_iters`` or ``refine_starts`` is not
+        an int, or ``explore_bandwidth``/``acq_fraction`` is not a real number.
+    ValueError
+        If ``ard=True``; ``decomposition`` is not ``"learn"``, ``"oracle"`` or disjoint
+        groups of valid indices; ``"oracle"`` is asked for without ``structure["groups"]``;
+        ``d``/``M`` do not match a given decomposition or cannot cover D coordinates; or
+        another option is out of range (see also :class:`~hdbo.methods.gp_based.GPMethod`).
+
     Attributes
     ----------
     groups_ : list of lists of int
@@ -136,6 +148,7 @@ class AddGPUCB(GPMethod):
             raise ValueError("ard must be False: the groups share one scale and one bandwidth")
         super().__init__(bounds, **kwargs)
         D = self.dim
+        d, M = check_int(d, "d", low=1, allow_none=True), check_int(M, "M", low=1, allow_none=True)
         self.decomposition = decomposition
         if isinstance(decomposition, str):
             if decomposition not in ("learn", "oracle"):
@@ -155,25 +168,15 @@ class AddGPUCB(GPMethod):
             if d is None:
                 d = math.ceil(D / M) if M is not None else min(D, 5)
             if M is None:
-                M = math.ceil(D / d) if isinstance(d, (int, np.integer)) and d >= 1 else d
-            check_decomposition(D, d, M)  # type: ignore[arg-type]
-        self.d, self.M = int(d), int(M)  # type: ignore[arg-type]
+                M = math.ceil(D / d)
+            check_decomposition(D, d, M)
+        self.d, self.M = d, M
         self._check_maximizer_dim(self.d)
-        if n_decompositions is not None and (not isinstance(n_decompositions, (int, np.integer)) or n_decompositions < 0):
-            raise ValueError(f"n_decompositions must be an int >= 0 or None, got {n_decompositions!r}")
-        self.n_decompositions = n_decompositions
-        if not isinstance(explore_iters, (int, np.integer)) or explore_iters < 0:
-            raise ValueError(f"explore_iters must be an int >= 0, got {explore_iters!r}")
-        self.explore_iters = int(explore_iters)
-        if not explore_bandwidth > 0:
-            raise ValueError(f"explore_bandwidth must be > 0, got {explore_bandwidth!r}")
-        self.explore_bandwidth = float(explore_bandwidth)
-        if not 0 < acq_fraction <= 1:
-            raise ValueError(f"acq_fraction must be in (0, 1], got {acq_fraction!r}")
-        self.acq_fraction = float(acq_fraction)
-        if isinstance(refine_starts, bool) or not isinstance(refine_starts, (int, np.integer)) or refine_starts < 0:
-            raise ValueError(f"refine_starts must be an int >= 0, got {refine_starts!r}")
-        self.refine_starts = int(refine_starts)
+        self.n_decompositions = check_int(n_decompositions, "n_decompositions", low=0, allow_none=True)
+        self.explore_iters = check_int(explore_iters, "explore_iters", low=0)
+        self.explore_bandwidth = check_real(explore_bandwidth, "explore_bandwidth", low=0, low_inclusive=False)
+        self.acq_fraction = check_real(acq_fraction, "acq_fraction", low=0, high=1, low_inclusive=False)
+        self.refine_starts = check_int(refine_starts, "refine_starts", low=0)
         self.beta = beta
         self.beta_params = dict(beta_params or {})
         self._beta_fn = resolve_beta(beta, self.beta_params, self.d)
@@ -233,7 +236,17 @@ class AddGPUCB(GPMethod):
         return gp.fit(X, y, optimize=True, rng=self.rng)
 
     def beta_t(self, t: int | None = None) -> float:
-        """beta_t at iteration t (default: the upcoming one)."""
+        """The exploration weight of an iteration (with ``d`` the maximum group size).
+
+        Parameters
+        ----------
+        t : int, optional
+            Iteration, ``t >= 1``; default :attr:`iteration`, the upcoming query.
+
+        Returns
+        -------
+        float
+        """
         return float(self._beta_fn(self.iteration if t is None else t))
 
     # ------------------------------------------------------------------ acquisition
@@ -277,6 +290,15 @@ class AddGPUCB(GPMethod):
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:
+        """Hyperparameters, the decomposition in use and, if known, how much of the truth it recovers.
+
+        Returns
+        -------
+        dict
+            The GP's ``hyperparameters`` (see :meth:`GPMethod.diagnostics`), ``groups``,
+            ``d`` and ``M``; with ``structure["groups"]`` known, also
+            ``true_groups_recovered``: the number of groups in use that equal a true group.
+        """
         info = super().diagnostics()
         info.update(groups=self.groups_, d=self.d, M=self.M)
         if self.structure.get("groups"):

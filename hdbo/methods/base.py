@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_choice, check_int
 from ..exceptions import StateError
 from ..space import Box, as_box
 from ..utils import as_generator, generator_from_state, generator_state, to_jsonable
@@ -65,6 +66,13 @@ class Method(ABC):
         Canonical coordinates the algorithm works in (class attribute).
     uses_seed : bool
         False for methods whose proposals do not depend on the seed (class attribute).
+
+    Raises
+    ------
+    TypeError
+        If ``budget`` is not an int or None, or ``seed`` is of the wrong type.
+    ValueError
+        If the bounds are invalid, ``budget <= 0`` or ``seed`` is negative.
     """
 
     name: ClassVar[str] = ""
@@ -80,19 +88,15 @@ class Method(ABC):
         structure: dict[str, Any] | None = None,
     ) -> None:
         self.bounds = as_box(bounds)
-        if budget is not None:
-            if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)):
-                raise TypeError(f"budget must be an int or None, got {type(budget).__name__}")
-            if budget <= 0:
-                raise ValueError(f"budget must be > 0, got {budget}")
-            budget = int(budget)
+        budget = check_int(budget, "budget", allow_none=True)
+        if budget is not None and budget <= 0:
+            raise ValueError(f"budget must be > 0, got {budget}")
         self.budget = budget
         self.seed = seed if isinstance(seed, (int, np.integer)) or seed is None else None
         self.structure = dict(structure or {})
         self.rng = as_generator(seed)
+        check_choice(self.domain, "domain", ("unit", "symmetric"))
         self.space = Box.unit(self.dim) if self.domain == "unit" else Box.symmetric(self.dim)
-        if self.domain not in ("unit", "symmetric"):
-            raise ValueError(f"domain must be 'unit' or 'symmetric', got {self.domain!r}")
         self._X: list[NDArray[np.float64]] = []  # user units, as told
         self._y: list[float] = []  # nan marks a failed evaluation
 
@@ -103,11 +107,36 @@ class Method(ABC):
         return self.bounds.dim
 
     def to_canonical(self, X: ArrayLike) -> NDArray[np.float64]:
-        """User units -> canonical domain (shape preserved)."""
+        """Map points from the user's box to the method's canonical domain.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+            Points in user units (not checked or clipped).
+
+        Returns
+        -------
+        ndarray of the same shape as X
+            Coordinates in ``[0, 1]`` or ``[-1, 1]`` (see :attr:`domain`).
+        """
         return self.bounds.to_unit(X) if self.domain == "unit" else self.bounds.to_symmetric(X)
 
     def from_canonical(self, U: ArrayLike) -> NDArray[np.float64]:
-        """Canonical domain -> user units, clipped into the box (shape preserved)."""
+        """Map points from the canonical domain to the user's box.
+
+        The input is clipped into the canonical cube and the result into the box, so the
+        output always lies in the bounds.
+
+        Parameters
+        ----------
+        U : array_like of shape (n, D) or (D,)
+            Points in canonical coordinates.
+
+        Returns
+        -------
+        ndarray of the same shape as U
+            Points in user units.
+        """
         U = self.space.clip(U)
         X = self.bounds.from_unit(U) if self.domain == "unit" else self.bounds.from_symmetric(U)
         return self.bounds.clip(X)
@@ -157,7 +186,26 @@ class Method(ABC):
 
     # ------------------------------------------------------------------ ask / tell
     def ask(self) -> NDArray[np.float64]:
-        """Propose the next point to evaluate, shape (D,), in user units and inside the box."""
+        """Propose the next point to evaluate.
+
+        Nothing is recorded until :meth:`tell`. If the proposal repeats a point that already
+        failed (see the module docstring), a uniformly random point is returned instead.
+
+        Returns
+        -------
+        ndarray of shape (D,)
+            A point in user units, inside the bounds.
+
+        Raises
+        ------
+        RuntimeError
+            If the subclass proposed a point of the wrong size or with non-finite entries.
+
+        Warns
+        -----
+        RuntimeWarning
+            When a proposal that repeats a failed point is replaced by a random one.
+        """
         u = np.asarray(self._ask(), dtype=float).reshape(-1)
         if u.size != self.dim or not np.all(np.isfinite(u)):
             raise RuntimeError(f"{type(self).__name__}._ask returned an invalid point {u!r}")
@@ -171,9 +219,18 @@ class Method(ABC):
         return self.from_canonical(u)
 
     def tell(self, x: ArrayLike, y: float | None) -> None:
-        """Record the value ``y`` observed at ``x`` (user units).
+        """Record the value ``y`` observed at ``x``.
 
-        ``y`` None, NaN or +-inf records a failed evaluation (see the module docstring).
+        Any point of the box may be told, not only the last one asked for.
+
+        Parameters
+        ----------
+        x : array_like of shape (D,)
+            The evaluated point, in user units. A point outside the box by no more than
+            round-off (``1e-9`` of the width) is clipped in.
+        y : float or None
+            The observed value, to be maximized. None, NaN or +-inf records a failed
+            evaluation (see the module docstring).
 
         Raises
         ------
@@ -219,12 +276,28 @@ class Method(ABC):
         """Restore what :meth:`_get_internal_state` returned (history is already loaded)."""
 
     def diagnostics(self) -> dict[str, Any]:
-        """JSON-serializable facts worth storing with a run (learned structure, hyperparameters)."""
+        """Facts worth storing with a run, such as learned structure or hyperparameters.
+
+        Returns
+        -------
+        dict
+            JSON-serializable; empty for the base class.
+        """
         return {}
 
     # ------------------------------------------------------------------ parameters & state
     def get_params(self) -> dict[str, Any]:
-        """The constructor's keyword arguments (beyond bounds/seed/structure) as stored."""
+        """The constructor's arguments, as stored, from which :meth:`from_state` rebuilds the method.
+
+        Collects every named parameter of ``__init__`` along the class hierarchy except
+        ``bounds``, ``seed`` and ``structure`` (``budget`` is included), reading the
+        attribute of the same name.
+
+        Returns
+        -------
+        dict
+            Parameter name to value.
+        """
         params: dict[str, Any] = {}
         for cls in type(self).__mro__:
             if cls is object or "__init__" not in vars(cls):
@@ -244,6 +317,15 @@ class Method(ABC):
         include_history : bool, default True
             Include the told points and values. The experiment store keeps them in its
             own table and passes them back to :meth:`from_state` instead.
+
+        Returns
+        -------
+        dict
+            JSON-serializable, with keys ``format``, ``method``, ``params``
+            (:meth:`get_params`), ``bounds``, ``seed`` (None unless an int was given),
+            ``structure``, ``rng`` (the generator's state, so a Generator seed resumes too),
+            ``n_told``, ``internal`` (the subclass's state) and, with ``include_history``,
+            ``history = {"X": [...], "y": [...]}`` with None for failed values.
         """
         state: dict[str, Any] = {
             "format": STATE_FORMAT,
@@ -279,10 +361,20 @@ class Method(ABC):
         state : dict
             Output of :meth:`state_dict`.
         history : (X, y), optional
-            Told points (user units) and values, if ``state`` was saved without them.
+            Told points (user units, shape (n_told, D)) and values (shape (n_told,), None
+            or NaN for failures), if ``state`` was saved without them.
+
+        Returns
+        -------
+        Method
+            A method in the same state: its next :meth:`ask` is the one the saved method
+            would have made.
 
         Raises
         ------
+        ValueError
+            If ``state`` names a method that is not registered (when called on
+            :class:`Method`).
         StateError
             If the state is of another format or method, or the history length does not
             match the number of evaluations the state was saved after.

@@ -54,6 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import OptimizeResult, direct
 
+from .._validation import check_bool, check_int, check_real
 from ..acquisition.maximizers import callback_exception
 from ..exceptions import StateError
 from ..space import Box
@@ -199,6 +200,15 @@ class DirectSearch(Method):
         turns them off so that DIRECT does not stop early on its own (its depth limit
         still applies).
 
+    Raises
+    ------
+    TypeError
+        If ``locally_biased`` is not a bool, ``maxfun``/``maxiter`` is not an int or None,
+        or ``eps``, ``vol_tol`` or ``len_tol`` is not a real number.
+    ValueError
+        If ``maxfun`` or ``maxiter`` is < 1, ``eps`` is negative or NaN, or ``vol_tol`` or
+        ``len_tol`` is outside [0, 1].
+
     Attributes
     ----------
     direct_result_ : OptimizeResult or None
@@ -248,26 +258,15 @@ class DirectSearch(Method):
         len_tol: float = 0.0,
     ) -> None:
         super().__init__(bounds, seed=seed, budget=budget, structure=structure)
-        if not isinstance(locally_biased, (bool, np.bool_)):
-            raise TypeError(f"locally_biased must be a bool, got {type(locally_biased).__name__}")
-        for arg_name, value in (("maxfun", maxfun), ("maxiter", maxiter)):
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{arg_name} must be an int or None, got {type(value).__name__}")
-            if value < 1:
+        self.locally_biased = check_bool(locally_biased, "locally_biased")
+        self.maxfun = check_int(maxfun, "maxfun", allow_none=True)
+        self.maxiter = check_int(maxiter, "maxiter", allow_none=True)
+        for arg_name, value in (("maxfun", self.maxfun), ("maxiter", self.maxiter)):
+            if value is not None and value < 1:
                 raise ValueError(f"{arg_name} must be >= 1, got {value}")
-        for arg_name, value, upper in (("eps", eps, np.inf), ("vol_tol", vol_tol, 1.0), ("len_tol", len_tol, 1.0)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise TypeError(f"{arg_name} must be a real number, got {type(value).__name__}")
-            if not 0.0 <= value <= upper:
-                raise ValueError(f"{arg_name} must be in [0, {upper}], got {value}")
-        self.locally_biased = locally_biased
-        self.eps = eps
-        self.maxfun = maxfun
-        self.maxiter = maxiter
-        self.vol_tol = vol_tol
-        self.len_tol = len_tol
+        self.eps = check_real(eps, "eps", low=0, finite=False)
+        self.vol_tol = check_real(vol_tol, "vol_tol", low=0, high=1.0)
+        self.len_tol = check_real(len_tol, "len_tol", low=0, high=1.0)
 
         self._run: _DirectRun | None = None
         self._finalizer: weakref.finalize | None = None
@@ -426,7 +425,15 @@ class DirectSearch(Method):
                 raise StateError("replaying DIRECT: the state says it stopped, but it wants more points")
 
     def diagnostics(self) -> dict[str, Any]:
-        """Number of queries DIRECT made, whether it stopped, and SciPy's message if so."""
+        """Progress of the DIRECT run.
+
+        Returns
+        -------
+        dict
+            ``direct_queries`` (values DIRECT has received) and ``direct_finished``; once
+            DIRECT has stopped in this process, also SciPy's ``direct_message`` and
+            ``direct_nfev``.
+        """
         out: dict[str, Any] = {"direct_queries": len(self._answers), "direct_finished": self._finished}
         if self.direct_result_ is not None:
             out["direct_message"] = str(self.direct_result_.message)

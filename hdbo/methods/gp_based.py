@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_choice, check_int, check_real
 from ..acquisition.maximizers import MAXIMIZERS, maximize
 from ..exceptions import NumericalError
 from ..gp import GaussianProcess, Kernel, make_kernel
@@ -73,6 +74,17 @@ class GPMethod(Method):
         Spend 10% of ``acq_budget`` on an L-BFGS-B polish (analytic gradients) from the
         global maximizer's best point and the best observed points. With ``False`` the whole
         budget goes to ``maximizer`` (the papers' setting: "N DIRECT evaluations").
+
+    Raises
+    ------
+    TypeError
+        If a count (``n_init``, ``refit_every``, ``n_restarts``, ``acq_budget``) is not an
+        int, or ``noise_variance``/``refit_growth`` is not a real number.
+    ValueError
+        If a count is out of range, ``kernel`` or ``maximizer`` is unknown,
+        ``lengthscale_bounds`` is not ``0 < lower <= upper < inf``, ``noise_variance`` is not
+        positive (or, with ``fit_noise=True``, not within ``[1e-8, 1]``), or
+        ``refit_growth`` is not positive.
     """
 
     def __init__(
@@ -96,32 +108,22 @@ class GPMethod(Method):
         lengthscale_bounds: tuple[float, float] = (0.05, 20.0),
     ) -> None:
         super().__init__(bounds, seed=seed, budget=budget, structure=structure)
-        for name, value, low in (("n_init", n_init, 1), ("refit_every", refit_every, 1), ("n_restarts", n_restarts, 0)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-        if acq_budget is not None and (not isinstance(acq_budget, (int, np.integer)) or acq_budget < 1):
-            raise ValueError(f"acq_budget must be a positive int or None, got {acq_budget!r}")
+        self.n_init = check_int(n_init, "n_init", low=1)
+        self.refit_every = check_int(refit_every, "refit_every", low=1)
+        self.n_restarts = check_int(n_restarts, "n_restarts", low=0)
+        self.acq_budget = check_int(acq_budget, "acq_budget", low=1, allow_none=True)
         make_kernel(kernel, self.dim, ard=ard, lengthscale_bounds=lengthscale_bounds)  # validates early
-        if maximizer not in MAXIMIZERS:
-            raise ValueError(f"maximizer must be one of {sorted(MAXIMIZERS)}, got {maximizer!r}")
-        self.n_init = int(n_init)
-        self.refit_every = int(refit_every)
+        self.maximizer = check_choice(maximizer, "maximizer", sorted(MAXIMIZERS))
         self.kernel = kernel
         self.ard = bool(ard)
-        lo, hi = _NOISE_BOUNDS
-        if not (np.isfinite(noise_variance) and noise_variance > 0) or (fit_noise and not lo <= noise_variance <= hi):
-            raise ValueError(
-                f"noise_variance must be > 0 (and within [{lo:g}, {hi:g}] when fit_noise=True), got {noise_variance!r}"
-            )
-        self.noise_variance = float(noise_variance)
         self.fit_noise = bool(fit_noise)
-        self.n_restarts = int(n_restarts)
-        self.maximizer = maximizer
-        self.acq_budget = None if acq_budget is None else int(acq_budget)
+        if self.fit_noise:  # the fitted noise stays within _NOISE_BOUNDS, so it must start there
+            lo, hi = _NOISE_BOUNDS
+            self.noise_variance = check_real(noise_variance, "noise_variance", low=lo, high=hi)
+        else:
+            self.noise_variance = check_real(noise_variance, "noise_variance", low=0, low_inclusive=False)
         self.polish = bool(polish)
-        if refit_growth is not None and not (np.isfinite(refit_growth) and refit_growth > 0):
-            raise ValueError(f"refit_growth must be a positive number or None, got {refit_growth!r}")
-        self.refit_growth = None if refit_growth is None else float(refit_growth)
+        self.refit_growth = check_real(refit_growth, "refit_growth", low=0, low_inclusive=False, allow_none=True)
         self.lengthscale_bounds = (float(lengthscale_bounds[0]), float(lengthscale_bounds[1]))
         self.gp_: GaussianProcess | None = None
         self._n_at_refit = 0
@@ -251,6 +253,14 @@ class GPMethod(Method):
             self.gp_ = self._make_gp().load_state(state["gp"], X, y)
 
     def diagnostics(self) -> dict[str, Any]:
+        """The GP's current hyperparameters.
+
+        Returns
+        -------
+        dict
+            ``{"hyperparameters": {name: value}}`` with the kernel's hyperparameters and
+            ``noise_variance`` in natural (not log) units; empty before the first model fit.
+        """
         if self.gp_ is None:
             return {}
         names = self.gp_.kernel.hyperparameter_names + ["noise_variance"]

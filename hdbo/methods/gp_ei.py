@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_real
 from ..acquisition import EI
 from ..gp import GaussianProcess
 from ..space import Box
@@ -31,15 +32,19 @@ class GPEI(GPMethod):
         As in :class:`~hdbo.methods.gp_based.GPMethod`.
     xi : float, default 0.0
         Exploration margin added to the incumbent.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an option is invalid (see :class:`~hdbo.methods.gp_based.GPMethod`), ``xi`` is
+        negative or not finite, or ``maximizer="grid"`` is used with ``D > 3``.
     """
 
     name = "gp-ei"
 
     def __init__(self, bounds: Box | ArrayLike, *, xi: float = 0.0, **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
-        if not (np.isfinite(xi) and xi >= 0):
-            raise ValueError(f"xi must be a finite number >= 0, got {xi!r}")
-        self.xi = float(xi)
+        self.xi = check_real(xi, "xi", low=0)
         self._check_maximizer_dim(self.dim)
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_real
 from ..acquisition import UCB
 from ..acquisition.schedules import BETA_SCHEDULES, get_beta_schedule
 from ..gp import GaussianProcess
@@ -38,12 +39,32 @@ __all__ = ["GPUCB", "resolve_beta"]
 def resolve_beta(beta: str | float, beta_params: dict[str, Any] | None, dim: int) -> Callable[[int], float]:
     """Turn a schedule name (or a positive constant) plus parameters into ``t -> beta_t``.
 
-    A schedule parameter named ``d`` or ``dim`` that is not given defaults to ``dim``.
+    Parameters
+    ----------
+    beta : str or float
+        A name from :func:`hdbo.acquisition.available_beta_schedules`, or a positive
+        constant (the ``"constant"`` schedule).
+    beta_params : dict or None
+        The schedule's parameters (ignored for a constant). A parameter named ``d`` or
+        ``dim`` that is not given defaults to ``dim``.
+    dim : int
+        The dimension the schedule's ``d``/``dim`` defaults to.
+
+    Returns
+    -------
+    callable
+        ``t -> beta_t`` (see :func:`hdbo.acquisition.get_beta_schedule`).
+
+    Raises
+    ------
+    TypeError
+        If ``beta`` is neither a string nor a real number, or a parameter has the wrong type.
+    ValueError
+        If a constant is not positive and finite, the schedule name is unknown, or its
+        parameters are missing, unknown or invalid.
     """
     if isinstance(beta, (int, float)) and not isinstance(beta, bool):
-        if not beta > 0:
-            raise ValueError(f"beta must be positive, got {beta!r}")
-        return get_beta_schedule("constant", value=float(beta))
+        return get_beta_schedule("constant", value=check_real(beta, "beta", low=0, low_inclusive=False))
     if not isinstance(beta, str):
         raise TypeError(f"beta must be a schedule name or a positive float, got {type(beta).__name__}")
     params = dict(beta_params or {})
@@ -67,6 +88,12 @@ class GPUCB(GPMethod):
         beta_t schedule name, or a constant.
     beta_params : dict, optional
         Parameters of the schedule (``d``/``dim`` default to D).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an option is invalid (see :class:`~hdbo.methods.gp_based.GPMethod` and
+        :func:`resolve_beta`), or ``maximizer="grid"`` is used with ``D > 3``.
 
     Examples
     --------
@@ -97,7 +124,17 @@ class GPUCB(GPMethod):
         self._check_maximizer_dim(self.dim)
 
     def beta_t(self, t: int | None = None) -> float:
-        """beta_t at iteration t (default: the upcoming one)."""
+        """The exploration weight of an iteration.
+
+        Parameters
+        ----------
+        t : int, optional
+            Iteration, ``t >= 1``; default :attr:`iteration`, the upcoming query.
+
+        Returns
+        -------
+        float
+        """
         return float(self._beta_fn(self.iteration if t is None else t))
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:

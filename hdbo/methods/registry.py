@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from numpy.typing import ArrayLike
+
 from ..space import Box
 from .base import Method
 
@@ -13,7 +15,25 @@ _REGISTRY: dict[str, type[Method]] = {}
 
 
 def register(cls: type[Method]) -> type[Method]:
-    """Class decorator adding a :class:`Method` subclass under ``cls.name``."""
+    """Class decorator that adds a :class:`Method` subclass to the registry under ``cls.name``.
+
+    Registering the same class again is a no-op.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Method` subclass with a non-empty ``name``.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+
+    Raises
+    ------
+    ValueError
+        If ``cls.name`` is empty or already taken by another class.
+    """
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no registry name")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
@@ -23,15 +43,33 @@ def register(cls: type[Method]) -> type[Method]:
 
 
 def available_methods() -> list[str]:
-    """Sorted names of every registered method."""
+    """Names of every registered method.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(_REGISTRY)
 
 
 def get_method_class(name: str) -> type[Method]:
     """The class registered under ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_methods`.
+
+    Returns
+    -------
+    type
+        The :class:`Method` subclass.
+
     Raises
     ------
+    TypeError
+        If ``name`` is not a string.
     ValueError
         If no method has that name (the message lists the valid names).
     """
@@ -43,15 +81,38 @@ def get_method_class(name: str) -> type[Method]:
         raise ValueError(f"unknown method {name!r}; available methods: {', '.join(available_methods())}") from None
 
 
-def make_method(name: str, bounds: Box, **kwargs: Any) -> Method:
-    """Build the method ``name`` on ``bounds``; ``kwargs`` go to its constructor.
+def make_method(name: str, bounds: Box | ArrayLike, **kwargs: Any) -> Method:
+    """Build a registered method by name.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_methods`.
+    bounds : Box or array_like of shape (D, 2)
+        The search box.
+    **kwargs
+        Passed to the method's constructor: ``seed``, ``budget``, ``structure`` and the
+        method's own options.
+
+    Returns
+    -------
+    Method
+        A new, unused instance.
 
     Raises
     ------
     ValueError
-        Unknown method name.
+        If the name is unknown (the message lists the valid ones) or an option has an
+        invalid value.
     TypeError
-        An option the method does not take (the message lists the ones it does).
+        If the method does not take an option (the message lists the ones it does), or an
+        option has the wrong type.
+
+    Examples
+    --------
+    >>> m = make_method("random", [(0.0, 1.0), (-1.0, 1.0)], seed=0)
+    >>> m.ask().shape
+    (2,)
     """
     cls = get_method_class(name)
     try:

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp, softmax
 
+from .._validation import check_int
 from ..space import Box
 from ..utils import as_generator
 from .base import Problem
@@ -113,14 +114,6 @@ def _peak(d: int) -> tuple[tuple[float, ...], float]:
     return tuple(float(t) for t in x), value
 
 
-def _check_positive_int(value: object, arg: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{arg} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{arg} must be an int >= 1, got {value}")
-    return int(value)
-
-
 def trimodal(dim: int, *, noise_std: float = 0.0) -> Problem:
     r"""The trimodal function ``f_d`` of Kandasamy et al. (2015), eq. (7), on ``[-1, 1]^d``.
 
@@ -149,7 +142,7 @@ def trimodal(dim: int, *, noise_std: float = 0.0) -> Problem:
     Raises
     ------
     TypeError, ValueError
-        If ``dim`` is not an int >= 1.
+        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
 
     Notes
     -----
@@ -185,7 +178,7 @@ def trimodal(dim: int, *, noise_std: float = 0.0) -> Problem:
     >>> round(p.optimum_value, 6), p.optimizer.tolist()
     (3.763004, [0.18, 0.58, -0.19])
     """
-    d = _check_positive_int(dim, "dim")
+    d = check_int(dim, "dim", low=1)
     V, h = _centres(d), _variance(d)
     x_peak, value = _peak(d)
 
@@ -250,9 +243,11 @@ def additive_trimodal(
     Raises
     ------
     TypeError
-        If ``dim``, ``d`` or ``M`` is not an int, or ``seed`` is of the wrong type.
+        If ``dim``, ``d`` or ``M`` is not an int, ``seed`` is of the wrong type, or
+        ``noise_std`` is not a real number.
     ValueError
-        If ``d < 1``, ``M < 1``, ``dim < d M`` or ``seed`` is negative.
+        If ``d < 1``, ``M < 1``, ``dim < d M``, ``seed`` is negative, or ``noise_std`` is
+        negative or not finite.
 
     Notes
     -----
@@ -273,13 +268,13 @@ def additive_trimodal(
     >>> p.dim, len(p.structure["groups"]), round(p.optimum_value, 4)
     (10, 3, 11.289)
     """
-    D = _check_positive_int(dim, "dim")
-    d = _check_positive_int(d, "d")
+    D = check_int(dim, "dim", low=1)
+    d = check_int(d, "d", low=1)
     if M is None:
         if D < d:
             raise ValueError(f"dim must be >= d = {d} (at least one group), got {D}")
         M = D // d
-    M = _check_positive_int(M, "M")
+    M = check_int(M, "M", low=1)
     if D < d * M:
         raise ValueError(f"dim must be >= d * M = {d} * {M} = {d * M} (the grouped coordinates), got {D}")
     rng = as_generator(seed)

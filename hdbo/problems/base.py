@@ -12,9 +12,18 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_real
 from ..space import Box
 
 __all__ = ["Problem"]
+
+
+def _check_noise_std(noise_std: Any) -> float:
+    """``noise_std`` as a float, which must be finite and >= 0."""
+    noise_std = check_real(noise_std, "noise_std")
+    if noise_std < 0:
+        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std!r}")
+    return noise_std
 
 
 class Problem:
@@ -46,6 +55,13 @@ class Problem:
     ----------
     dim : int
         Number of input dimensions.
+
+    Raises
+    ------
+    TypeError
+        If ``bounds`` is not a Box or ``noise_std`` is not a real number.
+    ValueError
+        If ``noise_std`` is negative or not finite.
     """
 
     def __init__(
@@ -62,14 +78,12 @@ class Problem:
     ) -> None:
         if not isinstance(bounds, Box):
             raise TypeError(f"bounds must be a hdbo.space.Box, got {type(bounds).__name__}")
-        if noise_std < 0 or not np.isfinite(noise_std):
-            raise ValueError(f"noise_std must be finite and >= 0, got {noise_std!r}")
         self._fun = fun
         self.bounds = bounds
         self.name = name
         self.optimum_value = None if optimum_value is None else float(optimum_value)
         self.optimizer = None if optimizer is None else np.asarray(optimizer, dtype=float)
-        self.noise_std = float(noise_std)
+        self.noise_std = _check_noise_std(noise_std)
         self.structure: dict[str, Any] = dict(structure or {})
         self.params: dict[str, Any] = dict(params or {})
 
@@ -79,7 +93,23 @@ class Problem:
         return self.bounds.dim
 
     def __call__(self, X: ArrayLike) -> NDArray[np.float64] | float:
-        """Noise-free value(s): ``X`` of shape (n, dim) gives shape (n,); shape (dim,) gives a float."""
+        """Noise-free values of the objective.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the problem's units (not checked against the bounds).
+
+        Returns
+        -------
+        ndarray of shape (n,) or float
+            One value per row, or a float for a single point of shape (dim,).
+
+        Raises
+        ------
+        ValueError
+            If X does not have ``dim`` columns.
+        """
         X = np.asarray(X, dtype=float)
         single = X.ndim == 1
         X2 = np.atleast_2d(X)
@@ -89,7 +119,22 @@ class Problem:
         return float(f[0]) if single else f
 
     def evaluate(self, X: ArrayLike, rng: np.random.Generator) -> tuple[Any, Any]:
-        """Noisy observation(s) ``y = f(X) + noise_std * N(0, 1)``; returns ``(y, f)``."""
+        """Noisy observations ``y = f(X) + noise_std * eps`` with ``eps ~ N(0, 1)``.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the problem's units.
+        rng : numpy.random.Generator
+            Source of the noise; not used when ``noise_std == 0``.
+
+        Returns
+        -------
+        y : ndarray of shape (n,) or float
+            Observed values (equal to ``f`` when ``noise_std == 0``).
+        f : ndarray of shape (n,) or float
+            Noise-free values, as from :meth:`__call__`.
+        """
         f = self(X)
         if self.noise_std > 0:
             noise = self.noise_std * rng.standard_normal(np.shape(f))
@@ -97,7 +142,18 @@ class Problem:
         return f, f
 
     def regret(self, f: ArrayLike) -> NDArray[np.float64] | float | None:
-        """Instantaneous regret ``optimum_value - f`` (None if the optimum is unknown)."""
+        """Instantaneous regret ``optimum_value - f`` (>= 0 for any value f takes on its box).
+
+        Parameters
+        ----------
+        f : float or array_like of shape (n,)
+            Noise-free objective values.
+
+        Returns
+        -------
+        float, ndarray of shape (n,), or None
+            None if ``optimum_value`` is unknown.
+        """
         if self.optimum_value is None:
             return None
         r = self.optimum_value - np.asarray(f, dtype=float)

@@ -26,10 +26,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
-
+from .._validation import check_choice, check_int
 from ..utils import to_jsonable
-from .base import Problem
+from .base import Problem, _check_noise_std
 from .transforms import DOMAINS, embed, rescale
 
 __all__ = ["ProblemSpec", "register_problem", "available_problems", "problem_spec", "get"]
@@ -93,22 +92,20 @@ def register_problem(
     ValueError
         If ``name`` is already registered with a different factory, or a dimension is < 1.
     TypeError
-        If ``name`` is not a string or ``factory`` is not callable.
+        If ``name`` is not a non-empty string, ``factory`` is not callable, or a dimension is
+        not an int.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string, got {name!r}")
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {type(factory).__name__}")
-    for arg, value in (("native_dim", native_dim), ("min_dim", min_dim)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{arg} must be an int >= 1, got {value!r}")
+    native_dim = check_int(native_dim, "native_dim", low=1, allow_none=True)
+    min_dim = check_int(min_dim, "min_dim", low=1)
     spec = ProblemSpec(
         name=name,
         factory=factory,
-        native_dim=None if native_dim is None else int(native_dim),
-        min_dim=int(native_dim) if native_dim is not None else int(min_dim),
+        native_dim=native_dim,
+        min_dim=native_dim if native_dim is not None else min_dim,
     )
     old = _REGISTRY.get(name)
     if old is not None and old != spec:
@@ -118,12 +115,27 @@ def register_problem(
 
 
 def available_problems() -> list[str]:
-    """Sorted names of every registered problem."""
+    """Names of every registered problem.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(_REGISTRY)
 
 
 def problem_spec(name: str) -> ProblemSpec:
     """The :class:`ProblemSpec` registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`available_problems`.
+
+    Returns
+    -------
+    ProblemSpec
 
     Raises
     ------
@@ -140,12 +152,6 @@ def problem_spec(name: str) -> ProblemSpec:
         raise ValueError(
             f"unknown problem {name!r}; available problems: {', '.join(available_problems())}"
         ) from None
-
-
-def _check_int(value: Any, arg: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{arg} must be an int, got {type(value).__name__} {value!r}")
-    return int(value)
 
 
 def get(
@@ -207,26 +213,17 @@ def get(
     """
     spec = problem_spec(name)
 
+    dim = check_int(dim, "dim", allow_none=True)
     if dim is not None:
-        dim = _check_int(dim, "dim")
         if dim < spec.min_dim:
             what = "its native dimension" if spec.native_dim is not None else "its smallest dimension"
             raise ValueError(f"dim must be >= {spec.min_dim} for problem {name!r} ({what}), got {dim}")
     elif spec.native_dim is None:
         raise ValueError(f"dim is required for problem {name!r}, which is defined in any dimension")
 
-    if isinstance(noise_std, bool) or not isinstance(noise_std, (int, float, np.integer, np.floating)):
-        raise TypeError(f"noise_std must be a real number, got {type(noise_std).__name__} {noise_std!r}")
-    noise_std = float(noise_std)
-    if not np.isfinite(noise_std) or noise_std < 0:
-        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std!r}")
-
-    if domain is not None and domain not in DOMAINS:
-        raise ValueError(
-            f"domain must be None or one of {', '.join(map(repr, DOMAINS))}, got {domain!r}"
-        )
-
-    seed = _check_int(seed, "seed")
+    noise_std = _check_noise_std(noise_std)
+    check_choice(domain, "domain", DOMAINS, allow_none=True)
+    seed = check_int(seed, "seed")
     if seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed}")
 

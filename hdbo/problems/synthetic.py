@@ -28,6 +28,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_int
 from ..space import Box
 from .base import Problem
 from .registry import register_problem
@@ -46,11 +47,10 @@ __all__ = [
 
 def _check_dim(dim: object, *, name: str, min_dim: int = 1) -> int:
     """Validate the ``dim`` argument of an any-dimensional factory."""
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"dim must be an int, got {type(dim).__name__} for {name!r}")
+    dim = check_int(dim, "dim")
     if dim < min_dim:
         raise ValueError(f"dim must be >= {min_dim} for {name!r}, got {dim}")
-    return int(dim)
+    return dim
 
 
 def _cube(dim: int, low: float, high: float) -> Box:
@@ -91,6 +91,11 @@ def branin(*, noise_std: float = 0.0) -> Problem:
     Problem
         ``dim = 2``; ``optimum_value = -5 / (4 pi) = -0.3978873577297384``;
         ``optimizer`` of shape (3, 2): ``(-pi, 12.275)``, ``(pi, 2.275)``, ``(3 pi, 2.475)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``noise_std`` is not a finite number >= 0.
 
     Notes
     -----
@@ -150,6 +155,11 @@ def beale(*, noise_std: float = 0.0) -> Problem:
     Problem
         ``dim = 2``; ``optimum_value = 0`` at ``optimizer = (3, 0.5)``.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``noise_std`` is not a finite number >= 0.
+
     References
     ----------
     .. [1] E. M. L. Beale, "On an iterative method for finding a local minimum of a function
@@ -203,6 +213,11 @@ def camelback(*, noise_std: float = 0.0) -> Problem:
         ``dim = 2``; ``optimum_value = 1.0316284534898774`` (``F* = -1.0316284534898774``) at
         ``(0.0898420131, -0.7126564030)`` and ``(-0.0898420131, 0.7126564030)``
         (``optimizer`` of shape (2, 2); ``F`` is symmetric under ``x -> -x``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``noise_std`` is not a finite number >= 0.
 
     Notes
     -----
@@ -288,6 +303,11 @@ def hartmann6(*, noise_std: float = 0.0) -> Problem:
         0.6573)``; ``optimum_value`` is this implementation's value there,
         ``3.3223680114155...`` (reference value ``F* = -3.32237``).
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``noise_std`` is not a finite number >= 0.
+
     Notes
     -----
     The stored optimizer is the published point refined to full double precision by
@@ -349,7 +369,7 @@ def ackley(dim: int, *, noise_std: float = 0.0) -> Problem:
     Raises
     ------
     TypeError, ValueError
-        If ``dim`` is not a positive int.
+        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
 
     Notes
     -----
@@ -408,6 +428,11 @@ def levy(dim: int, *, noise_std: float = 0.0) -> Problem:
     Problem
         ``optimum_value = 0`` at ``optimizer = (1, ..., 1)``.
 
+    Raises
+    ------
+    TypeError, ValueError
+        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
+
     References
     ----------
     .. [1] A. V. Levy and A. Montalvo, "The tunneling algorithm for the global minimization
@@ -452,6 +477,11 @@ def hyper_ellipsoid(dim: int, *, noise_std: float = 0.0) -> Problem:
     -------
     Problem
         ``optimum_value = 0`` at ``optimizer = 0``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
 
     Notes
     -----
@@ -503,6 +533,11 @@ def rosenbrock(dim: int, *, noise_std: float = 0.0) -> Problem:
     -------
     Problem
         ``optimum_value = 0`` at ``optimizer = (1, ..., 1)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``dim`` is not an int >= 2, or ``noise_std`` is not a finite number >= 0.
 
     References
     ----------

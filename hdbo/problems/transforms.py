@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_choice, check_int
 from ..space import Box
 from ..utils import as_generator, to_jsonable
 from .base import Problem
@@ -130,15 +131,12 @@ def embed(
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
-    if isinstance(D, bool) or not isinstance(D, (int, np.integer)):
-        raise TypeError(f"D must be an int, got {type(D).__name__}")
+    D = check_int(D, "D")
     d = problem.dim
-    D = int(D)
     if D < d:
         raise ValueError(f"D must be >= the problem's dimension {d}, got D={D}")
     rng = as_generator(seed)
     active = rng.choice(D, size=d, replace=False).astype(np.intp)
-    inactive = np.setdiff1d(np.arange(D), active)
 
     inner = problem.bounds
     if inactive_bounds is None:
@@ -244,6 +242,8 @@ def rescale(problem: Problem, domain: str, *, name: str | None = None) -> Proble
 
     Raises
     ------
+    TypeError
+        If ``problem`` is not a Problem.
     ValueError
         If ``domain`` is not ``"unit"`` or ``"symmetric"``.
 
@@ -256,8 +256,7 @@ def rescale(problem: Problem, domain: str, *, name: str | None = None) -> Proble
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
-    if domain not in DOMAINS:
-        raise ValueError(f"domain must be one of {', '.join(map(repr, DOMAINS))}, got {domain!r}")
+    check_choice(domain, "domain", DOMAINS)
     box = problem.bounds
     D = box.dim
     if domain == "unit":

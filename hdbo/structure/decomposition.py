@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from .._validation import check_int
 from ..gp import GaussianProcess
 
 __all__ = ["random_decomposition", "search_decomposition", "refine_decomposition", "check_decomposition"]
@@ -23,14 +24,23 @@ Groups = list[list[int]]
 def check_decomposition(D: int, d: int, M: int) -> None:
     """Validate that M groups of at most d coordinates can cover D coordinates.
 
+    Parameters
+    ----------
+    D : int
+        Number of coordinates (not checked).
+    d : int
+        Maximum group size.
+    M : int
+        Number of groups.
+
     Raises
     ------
+    TypeError
+        If d or M is not an int.
     ValueError
-        If d or M is not a positive int, d > D, M > D, or d * M < D.
+        If d or M is < 1, d > D, M > D, or d * M < D.
     """
-    for name, value in (("d", d), ("M", M)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    d, M = check_int(d, "d", low=1), check_int(M, "M", low=1)
     if d > D:
         raise ValueError(f"d must be <= the dimension {D}, got {d}")
     if M > D:
@@ -51,11 +61,18 @@ def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator) -> Gr
         Number of coordinates.
     d, M : int
         Maximum group size and number of groups, with ``d * M >= D``.
-    rng : Generator
+    rng : numpy.random.Generator
+        Source of the permutation.
 
     Returns
     -------
     list of M lists of int
+        Every coordinate in exactly one group.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``(D, d, M)`` is invalid (see :func:`check_decomposition`).
     """
     check_decomposition(D, d, M)
     perm = rng.permutation(D)
@@ -73,7 +90,9 @@ def search_decomposition(
     Parameters
     ----------
     X : ndarray of shape (t, D)
+        Training inputs.
     y : ndarray of shape (t,)
+        Training outputs.
     make_gp : callable
         ``make_gp(groups)`` returns an unfitted GP with an additive kernel over ``groups`` and
         the hyperparameters to score at (they are not optimized here).
@@ -89,6 +108,11 @@ def search_decomposition(
         Its GP, fitted (factorized) on (X, y) without changing hyperparameters.
     scores : ndarray of shape (len(candidates),)
         Log marginal likelihood of every candidate (``-inf`` where factorization failed).
+
+    Raises
+    ------
+    ValueError
+        If ``candidates`` is empty.
     """
     if not candidates:
         raise ValueError("candidates must contain at least one decomposition")
@@ -142,10 +166,30 @@ def refine_decomposition(
     marginal likelihood is higher, until none is or ``max_steps`` moves were made. One sweep
     costs ``O(D^2)`` factorizations of the t x t kernel matrix.
 
+    Parameters
+    ----------
+    X : ndarray of shape (t, D)
+        Training inputs.
+    y : ndarray of shape (t,)
+        Training outputs.
+    make_gp : callable
+        ``make_gp(groups)`` returns an unfitted GP over ``groups``, as for
+        :func:`search_decomposition`.
+    groups : list of lists of int
+        The starting decomposition.
+    d : int
+        Maximum group size; a move never makes a group larger than this.
+    max_steps : int, default 100
+        Maximum number of improving moves.
+
     Returns
     -------
-    groups, gp, lml
-        The final decomposition, its GP fitted on (X, y), and its log marginal likelihood.
+    groups : list of lists of int
+        The final decomposition.
+    gp : GaussianProcess
+        Its GP, fitted (factorized) on (X, y) without changing hyperparameters.
+    lml : float
+        Its log marginal likelihood.
     """
     gp = make_gp(groups).fit(X, y, optimize=False)
     best = float(gp.log_marginal_likelihood())

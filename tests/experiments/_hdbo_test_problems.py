@@ -6,6 +6,7 @@ with ``spawn`` can build them too (the test folder is on ``sys.path``, which spa
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from hdbo.space import Box
 
 QUAD = "_hdbo_test_problems:quadratic"
 FLAKY = "_hdbo_test_problems:flaky"
+SLOW = "_hdbo_test_problems:slow"
 
 # Set ``TRIGGER["countdown"] = k`` to make the k-th objective call (of any problem built
 # below, in this process) raise KeyboardInterrupt. Reset to None afterwards.
@@ -63,6 +65,17 @@ def flaky(*, dim: int = 3, noise_std: float = 0.0, seed: int = 0) -> Problem:
         return np.where(X[:, 1] < 0.2, np.nan, f)
 
     return Problem(fun, Box.unit(dim), name="flaky", optimum_value=0.0, noise_std=noise_std)
+
+
+def slow(*, dim: int = 2, delay: float = 0.05, seed: int = 0) -> Problem:
+    """The quadratic, sleeping ``delay`` seconds per evaluation (for tests with two processes)."""
+    inner = quadratic(dim=dim, seed=seed)
+
+    def fun(X: np.ndarray) -> np.ndarray:
+        time.sleep(delay)
+        return inner(X)
+
+    return Problem(fun, Box.unit(dim), name="slow", optimum_value=0.0, optimizer=inner.optimizer)
 
 
 def not_a_problem(**kwargs: Any) -> str:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import sys
+import time
+from multiprocessing import get_context
 
 import _hdbo_test_problems as toy
 import numpy as np
 import pytest
-from _hdbo_test_problems import FLAKY, QUAD, make_config
+from _hdbo_test_problems import FLAKY, QUAD, SLOW, make_config
 from numpy.testing import assert_array_equal
 
 from hdbo.experiments.runner import method_seed, noise_generator, run_many, run_one
-from hdbo.experiments.store import RunStore
-from hdbo.methods import available_methods, make_method
+from hdbo.experiments.store import RunOwner, RunStore
+from hdbo.methods import available_methods, get_method_class, make_method
+from hdbo.methods.gp_based import GPMethod
 
 
 def _trace(store: RunStore, config):
@@ -85,22 +89,46 @@ def test_resume_after_interrupt_equals_uninterrupted(tmp_path, k, noise_std):
     assert_array_equal(got.t, np.arange(12))
 
 
+def _small_model_params(method: str) -> dict:
+    """Options that make a model-based method leave its initial design early and refit often."""
+    if issubclass(get_method_class(method), GPMethod):
+        return {"n_init": 4, "refit_every": 2}
+    return {}
+
+
+@pytest.mark.filterwarnings("ignore:.*proposed point already failed once:RuntimeWarning")
 @pytest.mark.parametrize("method", available_methods())
 def test_every_method_resumes_exactly(tmp_path, method):
-    """The runner contract for each registered method: interrupted + resumed == uninterrupted."""
-    cfg = make_config(method=method, seed=1, budget=12, problem_params={"dim": 2, "noise_std": 0.01})
+    """The runner contract for each registered method: interrupted + resumed == uninterrupted.
+
+    The interrupt comes after the initial design, after the model was refitted and after a
+    failed evaluation, so the model's state (hyperparameters, refit schedule) and the failure
+    both go through the store.
+    """
+    params = _small_model_params(method)
+    cfg = make_config(method=method, problem=FLAKY, seed=1, budget=12,
+                      problem_params={"dim": 2, "noise_std": 0.01}, method_params=params)
     with RunStore(tmp_path / "a.db") as s:
         run_one(s, cfg)
         ref = _trace(s, cfg)
+    assert ref.failed[:8].any(), "the test needs a failed evaluation before the interrupt"
     with RunStore(tmp_path / "b.db") as s:
-        toy.TRIGGER["countdown"] = 8
+        toy.TRIGGER["countdown"] = 9  # the 9th objective call raises: 8 evaluations stored
         with pytest.raises(KeyboardInterrupt):
             run_one(s, cfg)
-        run_one(s, cfg)
+        rec = s.find_run(cfg)
+        assert rec.status == "failed" and rec.n_evaluations == 8
+        if params:  # model-based: the stored state holds a model refitted after its first fit
+            internal = rec.method_state["internal"]
+            assert internal["gp"] is not None
+            assert internal["n_at_refit"] > params["n_init"]
+        result = run_one(s, cfg)
+        assert result.resumed_from == 8 and result.status == "finished"
         got = _trace(s, cfg)
-        assert s.find_run(cfg).status == "finished"
     assert_array_equal(got.X, ref.X)
     assert_array_equal(got.y, ref.y)
+    assert_array_equal(got.failed, ref.failed)
+    assert got.errors == ref.errors
 
 
 def test_resume_twice_with_failures(tmp_path):
@@ -208,26 +236,187 @@ def test_run_many_argument_checks(tmp_path):
         run_many(tmp_path / "x.db", [{"seed": 0}])
 
 
-def test_progress_counter_on_a_tty(tmp_path, monkeypatch, capsys):
-    """Without tqdm the progress is a one-line counter on stderr, shown only on a TTY."""
-    import io
+class _FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
 
-    from hdbo.experiments import runner
 
-    class FakeTTY(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
+@pytest.fixture
+def no_tqdm(monkeypatch):
+    """As if tqdm were not installed."""
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    fake = FakeTTY()
-    monkeypatch.setattr(runner.sys, "stderr", fake)
-    run_many(tmp_path / "p.db", [make_config(seed=s, budget=2) for s in range(2)], progress=True)
-    assert "[1/2]" in fake.getvalue() and "[2/2]" in fake.getvalue()
-    fake2 = FakeTTY()
-    monkeypatch.setattr(runner.sys, "stderr", fake2)
+
+
+def test_progress_counts_evaluations_in_ci_logs(tmp_path, monkeypatch, no_tqdm):
+    """Not a TTY: a line per 10% of the evaluations, the run's best regret, nothing redrawn."""
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    run_many(tmp_path / "p.db", [make_config(seed=s, budget=5) for s in range(2)], progress=True)
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue()
+    assert [line.split()[1] for line in lines] == [f"{n}/10" for n in range(1, 11)] + ["10/10"]
+    assert lines[-2].startswith("hdbo: 10/10 eval (100%)")
+    assert "[1/2 runs]" in lines[-2] and "seed 1: regret" in lines[-2]
+    assert lines[-1].startswith("hdbo: 10/10 eval (100%)") and lines[-1].endswith("[2/2 runs]")
+
+
+def test_progress_total_is_the_remaining_budget(tmp_path, monkeypatch, no_tqdm):
+    """A resumed run counts only its missing evaluations; a failing run leaves the total."""
+    path = tmp_path / "p.db"
+    half = make_config(seed=0, budget=6)
+    toy.TRIGGER["countdown"] = 5
+    with RunStore(path) as s, pytest.raises(KeyboardInterrupt):
+        run_one(s, half)
+    bad = make_config(seed=1, method_params={"no_such_option": 1})
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    summary = run_many(path, [half, bad, make_config(seed=2, budget=3)], progress=True)
+    assert summary.n_failed == 1
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("hdbo: 2/13 eval")  # 2 + 8 + 3 missing evaluations at first,
+    assert lines[-1].startswith("hdbo: 5/5 eval (100%)")  # then the failed run's 8 leave the total
+
+
+def test_progress_on_a_terminal_without_tqdm(tmp_path, monkeypatch, no_tqdm):
+    tty = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    run_many(tmp_path / "p.db", [make_config(seed=s, budget=3) for s in range(2)], progress=True)
+    text = tty.getvalue()
+    assert text.startswith("\r") and text.endswith("\n") and text.count("\n") == 1
+    assert "hdbo: 6/6 eval (100%)" in text.rsplit("\r", 1)[-1]
+    quiet = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", quiet)
     run_many(tmp_path / "q.db", [make_config(seed=0, budget=2)], progress=False)
-    assert fake2.getvalue() == ""
+    assert quiet.getvalue() == ""
+
+
+def test_progress_with_two_workers_polls_the_store(tmp_path, monkeypatch, no_tqdm):
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    configs = [make_config(seed=s, budget=4, problem=SLOW, problem_params={"dim": 2, "delay": 0.02})
+               for s in range(3)]
+    summary = run_many(tmp_path / "w.db", configs, workers=2, progress=True)
+    assert summary.n_finished == 3
+    lines = log.getvalue().splitlines()
+    assert lines[-1].startswith("hdbo: 12/12 eval (100%)") and "[3/3 runs]" in lines[-1]
+    counts = [int(line.split()[1].split("/")[0]) for line in lines]
+    assert counts == sorted(counts)
+
+
+# ---------------------------------------------------------------------------- claims
+def _set_owner(store: RunStore, run_id: int, host: str, pid: int, heartbeat: float) -> None:
+    """Make the run look claimed by another process (as a second `hdbo run` would leave it)."""
+    store._conn.execute(
+        "UPDATE runs SET status = 'pending', owner_host = NULL, owner_pid = NULL WHERE id = ?", (run_id,)
+    )
+    assert store.claim_run(run_id, owner=RunOwner(host, pid)).acquired
+    store._conn.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (heartbeat, run_id))
+
+
+def _half_done(store: RunStore, cfg, k: int = 3):
+    """A run interrupted after ``k`` evaluations."""
+    toy.TRIGGER["countdown"] = k + 1
+    with pytest.raises(KeyboardInterrupt):
+        run_one(store, cfg)
+    return store.find_run(cfg)
+
+
+def test_live_claim_on_another_host_is_left_alone(store):
+    cfg = make_config(budget=6)
+    rec = _half_done(store, cfg)
+    _set_owner(store, rec.id, "other-host", 4242, time.time() - 60)
+    result = run_one(store, cfg)
+    assert result.running_elsewhere and not result.skipped and result.status == "running"
+    assert (result.owner.host, result.owner.pid) == ("other-host", 4242)
+    after = store.get_run(rec.id)
+    assert after.status == "running" and after.n_evaluations == 3 and after.error is None
+    assert after.owner == result.owner
+    summary = run_many(store, [cfg], progress=False)
+    assert summary.n_running_elsewhere == 1 and summary.n_failed == 0 and summary.n_finished == 0
+    assert "1 running elsewhere" in str(summary)
+
+
+def test_stale_claim_is_taken_over_and_resumed_exactly(tmp_path):
+    cfg = make_config(budget=6, problem_params={"dim": 3, "noise_std": 0.1})
+    with RunStore(tmp_path / "ref.db") as s:
+        run_one(s, cfg)
+        ref = _trace(s, cfg)
+    with RunStore(tmp_path / "x.db") as s:
+        rec = _half_done(s, cfg)
+        _set_owner(s, rec.id, "other-host", 4242, time.time() - 60)
+        result = run_one(s, cfg, stale_after=30.0)  # heartbeat 60 s old: that host is gone
+        assert result.status == "finished" and result.resumed_from == 3 and not result.running_elsewhere
+        assert s.get_run(rec.id).owner is None  # released when finished
+        assert_array_equal(_trace(s, cfg).X, ref.X)
+        assert_array_equal(_trace(s, cfg).y, ref.y)
+
+
+def test_claims_on_this_host_follow_the_process_id(store):
+    import socket
+    import subprocess
+
+    cfg = make_config(budget=5)
+    rec = _half_done(store, cfg)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        _set_owner(store, rec.id, socket.gethostname(), other.pid, 0.0)  # alive, however old the heartbeat
+        assert run_one(store, cfg).running_elsewhere
+    finally:
+        other.kill()
+        other.wait()
+    _set_owner(store, rec.id, socket.gethostname(), other.pid, time.time())  # process gone, fresh heartbeat
+    result = run_one(store, cfg)
+    assert result.status == "finished" and result.resumed_from == 3
+
+
+def test_claim_taken_over_mid_run_stops_without_failing_the_run(store):
+    """A process judged dead that is in fact alive notices at its next evaluation and backs off."""
+    cfg = make_config(budget=8)
+    run = store.get_or_create_run(cfg)
+
+    def taken_over_after_three(ev):
+        if ev.t == 2:
+            _set_owner(store, run.id, "other-host", 4242, time.time())
+
+    result = run_one(store, cfg, callback=taken_over_after_three)
+    assert result.running_elsewhere and result.owner.host == "other-host"
+    rec = store.get_run(run.id)
+    assert rec.status == "running" and rec.n_evaluations == 3 and rec.error is None
+    assert rec.owner.host == "other-host"
+
+
+def test_a_second_process_leaves_a_running_run_alone(tmp_path):
+    """Two processes on one store: the second skips the run instead of failing it."""
+    path = tmp_path / "two.db"
+    cfg = make_config(problem=SLOW, budget=30, problem_params={"dim": 2, "delay": 0.1})
+    RunStore(path).close()
+    proc = get_context("spawn").Process(target=run_many, args=(str(path), [cfg]), kwargs={"progress": False})
+    proc.start()
+    try:
+        with RunStore(path) as s:
+            deadline = time.monotonic() + 120
+            rec = s.find_run(cfg)
+            while rec is None or rec.n_evaluations == 0:
+                assert proc.is_alive() and time.monotonic() < deadline
+                time.sleep(0.05)
+                rec = s.find_run(cfg)
+            assert rec.status == "running" and rec.owner.pid == proc.pid
+            result = run_one(s, cfg)
+            assert result.running_elsewhere and result.owner.pid == proc.pid
+            summary = run_many(s, [cfg], progress=False)
+            assert summary.n_running_elsewhere == 1 and summary.n_failed == 0
+            assert s.find_run(cfg).status == "running"
+        proc.join(120)
+        assert proc.exitcode == 0
+        with RunStore(path) as s:
+            rec = s.find_run(cfg)
+            assert rec.status == "finished" and rec.error is None and rec.owner is None
+            assert_array_equal(s.load_evaluations(rec.id).t, np.arange(30))
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join()
 
 
 def test_killed_after_last_evaluation_finishes_without_new_evaluations(store):

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 import numpy as np
 import pytest
 from _hdbo_test_problems import make_config
 from numpy.testing import assert_array_equal
 
-from hdbo.experiments.store import SCHEMA_VERSION, Evaluation, RunConfig, RunStore, canonical_json
+from hdbo.experiments.store import (
+    SCHEMA_VERSION,
+    ClaimLostError,
+    Evaluation,
+    RunConfig,
+    RunOwner,
+    RunStore,
+    canonical_json,
+)
 
 
 def _ev(t: int, x, y, *, failed: bool = False, error: str | None = None) -> Evaluation:
@@ -150,3 +159,153 @@ def test_delete_run(store):
     store.delete_run(run.id)
     assert store.list_runs() == [] and store.n_evaluations(run.id) == 0
     assert store.get_or_create_run(make_config()).status == "pending"
+
+
+def test_config_is_keyword_only():
+    with pytest.raises(TypeError):
+        RunConfig("exp", "p", "random", 0, 5)  # type: ignore[misc]
+
+
+def test_count_evaluations(store):
+    a = store.get_or_create_run(make_config(seed=0))
+    b = store.get_or_create_run(make_config(seed=1))
+    for t in range(3):
+        store.append_evaluation(a.id, _ev(t, [0.5] * 3, 1.0), method_state={}, noise_rng_state=None,
+                                wall_seconds=0.1)
+    assert store.count_evaluations([a.id, b.id, 999]) == {a.id: 3, b.id: 0, 999: 0}
+    assert store.count_evaluations([]) == {}
+
+
+# ---------------------------------------------------------------------------- claims
+def test_claim_rules(store):
+    run = store.get_or_create_run(make_config())
+    me = RunOwner.current()
+    first = store.claim_run(run.id)
+    assert first.acquired and first.owner.same_process(me) and first.previous_owner is None
+    rec = store.get_run(run.id)
+    assert rec.status == "running" and rec.owner.same_process(me) and rec.owner.heartbeat_at is not None
+    assert store.claim_run(run.id).acquired  # the same process renews its claim
+
+    other = RunOwner("other-host", 7)
+    blocked = store.claim_run(run.id, owner=other)
+    assert not blocked.acquired and blocked.owner.same_process(me)  # this process is alive
+    assert store.get_run(run.id).owner.same_process(me)
+
+    store._conn.execute("UPDATE runs SET owner_host = 'gone-host', heartbeat_at = ? WHERE id = ?",
+                        (time.time() - 120, run.id))
+    assert not store.claim_run(run.id, stale_after=300).acquired  # another host, heartbeat 2 min old
+    taken = store.claim_run(run.id, stale_after=60)  # ... older than stale_after: taken over
+    assert taken.acquired and taken.previous_owner.host == "gone-host" and taken.owner.same_process(me)
+
+    store.finish_run(run.id, diagnostics={}, wall_seconds=1.0)
+    done = store.claim_run(run.id, owner=other)
+    assert not done.acquired and done.owner is None and done.record.status == "finished"
+    assert store.get_run(run.id).owner is None
+    with pytest.raises(KeyError, match="no run with id 999"):
+        store.claim_run(999)
+
+
+def test_append_checks_and_refreshes_the_claim(store):
+    run = store.get_or_create_run(make_config())
+    me = store.claim_run(run.id).owner
+    store._conn.execute("UPDATE runs SET heartbeat_at = 0.0 WHERE id = ?", (run.id,))
+    store.append_evaluation(run.id, _ev(0, [0.5] * 3, 1.0), method_state={"n": 1}, noise_rng_state=None,
+                            wall_seconds=0.1, owner=me)
+    assert store.get_run(run.id).owner.heartbeat_at > time.time() - 60
+    thief = RunOwner("other-host", 7)
+    store._conn.execute("UPDATE runs SET owner_host = ?, owner_pid = ? WHERE id = ?", (thief.host, thief.pid, run.id))
+    with pytest.raises(ClaimLostError, match="no longer owned"):
+        store.append_evaluation(run.id, _ev(1, [0.1] * 3, 2.0), method_state={"n": 2}, noise_rng_state=None,
+                                wall_seconds=0.2, owner=me)
+    rec = store.get_run(run.id)
+    assert rec.n_evaluations == 1 and rec.method_state == {"n": 1}  # nothing written
+    assert not store.fail_run(run.id, "interrupted", owner=me)  # not ours: left alone
+    assert store.get_run(run.id).status == "running"
+    assert store.fail_run(run.id, "interrupted", owner=thief)
+    rec = store.get_run(run.id)
+    assert rec.status == "failed" and rec.owner is None
+
+
+def test_owner_liveness():
+    now = time.time()
+    assert RunOwner.current().is_alive()
+    assert RunOwner("far-away", 1, heartbeat_at=now - 10).is_alive(now=now, stale_after=60)
+    assert not RunOwner("far-away", 1, heartbeat_at=now - 100).is_alive(now=now, stale_after=60)
+    assert not RunOwner("far-away", 1).is_alive()  # no heartbeat at all
+    assert str(RunOwner("h", 12)) == "h:12"
+
+
+# ---------------------------------------------------------------------------- schema versions
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, experiment TEXT NOT NULL, problem TEXT NOT NULL,
+    problem_params TEXT NOT NULL, problem_label TEXT NOT NULL, method TEXT NOT NULL, label TEXT NOT NULL,
+    method_params TEXT NOT NULL, seed INTEGER NOT NULL, budget INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'finished', 'failed')),
+    created_at REAL NOT NULL, started_at REAL, finished_at REAL, wall_seconds REAL NOT NULL DEFAULT 0.0,
+    method_state TEXT, noise_rng_state TEXT, diagnostics TEXT, error TEXT, hdbo_version TEXT NOT NULL,
+    UNIQUE (experiment, problem, problem_params, method, label, method_params, seed, budget)
+);
+CREATE TABLE evaluations (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, t INTEGER NOT NULL, x TEXT NOT NULL,
+    y REAL, f REAL, regret REAL, failed INTEGER NOT NULL DEFAULT 0, error TEXT, ask_seconds REAL NOT NULL,
+    eval_seconds REAL NOT NULL, PRIMARY KEY (run_id, t)
+);
+CREATE INDEX runs_by_experiment ON runs (experiment, status);
+INSERT INTO meta VALUES ('schema_version', '1'), ('created_at', '0.0');
+"""
+
+
+def _v1_store(path) -> None:
+    """A store as hdbo wrote it before claims: one interrupted run of 3 evaluations (schema 1)."""
+    from hdbo.experiments.runner import run_one
+
+    cfg = make_config(budget=6)
+    with RunStore(path.parent / "donor.db") as donor:  # a real run, copied row by row
+        import _hdbo_test_problems as toy
+
+        toy.TRIGGER["countdown"] = 4
+        with pytest.raises(KeyboardInterrupt):
+            run_one(donor, cfg)
+        run = donor._conn.execute("SELECT * FROM runs").fetchone()
+        evals = donor._conn.execute("SELECT * FROM evaluations").fetchall()
+    con = sqlite3.connect(path)
+    con.executescript(_SCHEMA_V1)
+    v1_cols = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
+    con.execute(f"INSERT INTO runs ({', '.join(v1_cols)}) VALUES ({', '.join('?' * len(v1_cols))})",
+                [run[c] for c in v1_cols])
+    con.executemany("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [tuple(e) for e in evals])
+    con.commit()
+    con.close()
+
+
+def test_old_store_is_migrated_on_open_and_resumes(tmp_path):
+    from hdbo.experiments.runner import run_one
+
+    path = tmp_path / "v1.db"
+    _v1_store(path)
+    with RunStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 2
+        cols = {r[1] for r in store._conn.execute("PRAGMA table_info(runs)")}
+        assert {"owner_host", "owner_pid", "heartbeat_at"} <= cols
+        (run,) = store.list_runs()
+        assert run.status == "failed" and run.n_evaluations == 3 and run.owner is None
+        result = run_one(store, run.config)
+        assert result.status == "finished" and result.resumed_from == 3
+    with RunStore(path) as again:  # opening a migrated store changes nothing
+        assert again.schema_version == SCHEMA_VERSION and again.list_runs()[0].status == "finished"
+    with RunStore(tmp_path / "fresh.db") as ref, RunStore(path) as migrated:  # resumed == uninterrupted
+        run_one(ref, run.config)
+        assert_array_equal(migrated.load_evaluations(run.id).X, ref.load_evaluations(ref.find_run(run.config).id).X)
+
+
+def test_newer_store_is_refused(tmp_path):
+    path = tmp_path / "future.db"
+    RunStore(path).close()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    con.commit()
+    con.close()
+    with pytest.raises(ValueError, match=f"schema version {SCHEMA_VERSION + 1}, this hdbo reads up to"):
+        RunStore(path)

@@ -40,17 +40,6 @@ def test_groupwise_maximization_equals_joint_maximization_on_a_grid():
     assert_allclose(m._acquire(gp), joint)
 
 
-def _run(method, problem, budget, seed, **options):
-    m = make_method(method, problem.bounds, seed=seed, budget=budget, structure=problem.structure, **options)
-    best = -np.inf
-    for _ in range(budget):
-        x = m.ask()
-        y = problem(x)
-        m.tell(x, y)
-        best = max(best, y)
-    return problem.optimum_value - best, m
-
-
 def test_schedule_exploration_then_decomposition_learning():
     problem = problems.get("additive-trimodal", dim=12, d=3, M=4, seed=0)
     m = make_method("add-gp-ucb", problem.bounds, seed=0, d=3, M=4, n_init=5, refit_every=6, explore_iters=6,
@@ -84,12 +73,12 @@ def test_oracle_uses_true_groups_plus_unused_coordinates():
         make_method("add-gp-ucb", problem.bounds, decomposition=[[0, 1], [1, 2]])
 
 
-def test_add_star_beats_gp_ucb_on_24_6_4():
+def test_add_star_beats_gp_ucb_on_24_6_4(run):
     add, ucb = [], []
     for seed in (0, 1):
         problem = problems.get("additive-trimodal", dim=24, d=6, M=4, seed=seed)
-        add.append(_run("add-gp-ucb", problem, 70, seed, decomposition="oracle", acq_budget=800)[0])
-        ucb.append(_run("gp-ucb", problem, 70, seed, acq_budget=800, kernel="se", ard=False)[0])
+        add.append(run("add-gp-ucb", problem, 70, seed, decomposition="oracle", acq_budget=800)[0])
+        ucb.append(run("gp-ucb", problem, 70, seed, acq_budget=800, kernel="se", ard=False)[0])
     # Add-* exploits the correct additive model. Regrets are large in absolute terms (the
     # trimodal log-density floors at -700 per group); measured at 70 evaluations:
     # Add-* 46.2 / 33.4 against GP-UCB 85.8 / 84.5. Required: 20% lower on every seed.

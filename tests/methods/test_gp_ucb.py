@@ -10,25 +10,14 @@ from hdbo import problems
 from hdbo.methods import make_method
 
 
-def _run(method: str, problem, budget: int, seed: int, **options) -> float:
-    m = make_method(method, problem.bounds, seed=seed, budget=budget, **options)
-    best = -np.inf
-    for _ in range(budget):
-        x = m.ask()
-        y = problem(x)
-        m.tell(x, y)
-        best = max(best, y)
-    return problem.optimum_value - best
-
-
-def test_gp_ucb_finds_embedded_branin_d20_within_60_evaluations():
+def test_gp_ucb_finds_embedded_branin_d20_within_60_evaluations(run):
     # Branin hidden among 20 coordinates, rescaled to the unit cube (maximization: -branin).
     # f* = -0.398 and Branin ranges over ~[0.4, 308] on its box.
     regrets, random_regrets = [], []
     for seed in (0, 1, 2):
         problem = problems.get("branin", dim=20, domain="unit", seed=seed)
-        regrets.append(_run("gp-ucb", problem, 60, seed))
-        random_regrets.append(_run("random", problem, 60, seed + 100))
+        regrets.append(run("gp-ucb", problem, 60, seed)[0])
+        random_regrets.append(run("random", problem, 60, seed + 100)[0])
     assert max(regrets) < 0.5, regrets
     assert np.mean(regrets) < 0.25 * np.mean(random_regrets), (regrets, random_regrets)
 
@@ -50,10 +39,10 @@ def test_gp_ucb_refits_on_schedule_and_updates_in_between():
         assert (5, 6) in fits
 
 
-def test_gp_ei_improves_on_random_search():
+def test_gp_ei_improves_on_random_search(run):
     problem = problems.get("hartmann6", domain="unit")
-    ei = np.mean([_run("gp-ei", problem, 40, s, acq_budget=600) for s in range(2)])
-    rnd = np.mean([_run("random", problem, 40, s) for s in range(2)])
+    ei = np.mean([run("gp-ei", problem, 40, s, acq_budget=600)[0] for s in range(2)])
+    rnd = np.mean([run("random", problem, 40, s)[0] for s in range(2)])
     assert ei < rnd
 
 
