@@ -77,7 +77,8 @@ class OptimizeResult:
     success : bool
         True when at least one evaluation succeeded.
     status : int
-        0: the budget was used; 1: every evaluation failed; 2: a callback stopped the run.
+        0: the budget was used; 1: every evaluation failed; 2: a callback stopped the run;
+        3: the method finished before the budget (``Method.done``).
     message : str
         Human-readable status.
     nfev : int
@@ -193,6 +194,11 @@ class Optimizer:
     def bounds(self) -> Box:
         """The search box."""
         return self.method.bounds
+
+    @property
+    def done(self) -> bool:
+        """Whether the method finished before its budget (see :attr:`hdbo.methods.Method.done`)."""
+        return self.method.done
 
     @property
     def n_told(self) -> int:
@@ -365,6 +371,9 @@ def _optimize(
             if callback is not None and value is not None and np.isfinite(value) and callback(x, value):
                 status = 2
                 break
+            if opt.method.done:
+                status = 3
+                break
     finally:
         bar.close()
     X, y = opt.history
@@ -375,6 +384,8 @@ def _optimize(
         status, message = 1, f"all {len(y)} evaluations failed"
     elif status == 2:
         message = f"stopped by callback after {len(y)} evaluations ({nfailed} failed)"
+    elif status == 3:
+        message = f"method finished after {len(y)} evaluations ({nfailed} failed)"
     else:
         message = f"budget of {len(y)} evaluations used ({nfailed} failed)"
     return OptimizeResult(

@@ -314,6 +314,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             descriptions={s.name: s.description for s in specs},
             references={s.name: s.references for s in specs},
             claims={s.name: s.claims for s in specs},
+            diagnostics={s.name: s.diagnostics for s in specs if s.diagnostics},
         )
         _print_summary(store, summary.run_ids)
         print(f"\nreport written to {report_path}")

@@ -256,3 +256,19 @@ def test_minimize_progress_shows_the_best_value(capsys, no_tqdm):
     assert lines[-1].endswith(f"best={res.fun:.6g}")
     minimize(sphere, BOUNDS, method="random", budget=5, seed=0)
     assert capsys.readouterr().err == ""  # progress=False by default
+
+
+def test_minimize_stops_when_the_method_is_done(monkeypatch):
+    from hdbo.methods import get_method_class, registry
+
+    class StopsEarly(get_method_class("random")):
+        name = "test-stops-early"
+
+        @property
+        def done(self) -> bool:
+            return self.n_told >= 4
+
+    monkeypatch.setitem(registry._REGISTRY, StopsEarly.name, StopsEarly)
+    res = hdbo.minimize(lambda x: float(np.sum(x**2)), [(-1, 1)] * 2, method=StopsEarly.name, budget=10, seed=0)
+    assert res.nfev == 4 and res.status == 3 and "finished after 4" in res.message
+    assert res.success

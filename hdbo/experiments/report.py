@@ -36,7 +36,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .spec import Claim, ReferenceValue
+from .spec import DIAG_PREFIX, Claim, ReferenceValue
 from .store import EvaluationArrays, RunRecord, RunStore, hdbo_version
 
 __all__ = [
@@ -163,6 +163,8 @@ class GroupSummary:
     simple_regret: tuple[float, float] = (math.nan, math.nan)
     avg_regret: tuple[float, float] = (math.nan, math.nan)
     best_f: tuple[float, float] = (math.nan, math.nan)
+    log10_simple_regret: tuple[float, float] = (math.nan, math.nan)
+    diagnostics: dict[str, tuple[float, float]] = field(default_factory=dict)
     sec_per_eval: float = math.nan
     wall_seconds: float = math.nan
     n_failed_evals: int = 0
@@ -173,19 +175,28 @@ class GroupSummary:
 
         Parameters
         ----------
-        name : {"simple_regret", "avg_regret", "best_f"}
+        name : str
+            ``"simple_regret"``, ``"avg_regret"``, ``"best_f"``, ``"log10_simple_regret"`` or
+            ``"diag:KEY"``.
 
         Returns
         -------
         (float, float)
-            Mean and standard error over the group's runs.
+            Mean and standard error over the group's runs; NaN for a diagnostic no run has.
 
         Raises
         ------
         KeyError
             An unknown metric name.
         """
-        return {"simple_regret": self.simple_regret, "avg_regret": self.avg_regret, "best_f": self.best_f}[name]
+        if name.startswith(DIAG_PREFIX):
+            return self.diagnostics.get(name[len(DIAG_PREFIX):], (math.nan, math.nan))
+        return {
+            "simple_regret": self.simple_regret,
+            "avg_regret": self.avg_regret,
+            "best_f": self.best_f,
+            "log10_simple_regret": self.log10_simple_regret,
+        }[name]
 
 
 def aggregate(
@@ -227,7 +238,10 @@ def aggregate(
             curves = run_curves(ev)
             for k, v in curves.items():
                 padded = np.full(budget, np.nan)
-                padded[: min(v.size, budget)] = v[:budget]
+                n = min(v.size, budget)
+                padded[:n] = v[:budget]
+                if 0 < n < budget:  # a finished run that stopped early (Method.done) keeps its last value
+                    padded[n:] = v[n - 1]
                 per_run[k].append(padded)
             seconds.append(ev.ask_seconds + ev.eval_seconds)
             g.n_failed_evals += int(ev.failed.sum())
@@ -237,6 +251,9 @@ def aggregate(
         g.simple_regret = mean_se(g.curves["simple_regret"][:, -1])
         g.avg_regret = mean_se(g.curves["avg_regret"][:, -1])
         g.best_f = mean_se(g.curves["best_f"][:, -1])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g.log10_simple_regret = mean_se(np.log10(np.maximum(g.curves["simple_regret"][:, -1], 1e-12)))
+        g.diagnostics = _diagnostic_stats([run.diagnostics for run in members])
         allsec = np.concatenate(seconds) if seconds else np.array([])
         g.sec_per_eval = float(np.median(allsec)) if allsec.size else math.nan
         g.wall_seconds = float(np.mean([run.wall_seconds for run in members]))
@@ -246,9 +263,22 @@ def aggregate(
     return out
 
 
+def _diagnostic_stats(per_run: Sequence[Mapping[str, object] | None]) -> dict[str, tuple[float, float]]:
+    """Mean and standard error of every scalar diagnostic (numbers; bools as 0/1) over the runs having it."""
+    values: dict[str, list[float]] = {}
+    for diag in per_run:
+        for key, v in (diag or {}).items():
+            if isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating)):
+                values.setdefault(key, []).append(float(v))
+    return {k: mean_se(np.array(v)) for k, v in values.items()}
+
+
 # ---------------------------------------------------------------------------- claims
-_HIGHER_IS_BETTER = {"simple_regret": False, "avg_regret": False, "best_f": True}
-_METRIC_SHORT = {"simple_regret": "S_T", "avg_regret": "R_T/T", "best_f": "best f"}
+_METRIC_SHORT = {"simple_regret": "S_T", "avg_regret": "R_T/T", "best_f": "best f", "log10_simple_regret": "log10 S_T"}
+
+
+def _short(metric: str) -> str:
+    return _METRIC_SHORT.get(metric, metric[len(DIAG_PREFIX):] if metric.startswith(DIAG_PREFIX) else metric)
 
 
 @dataclass(frozen=True)
@@ -397,7 +427,7 @@ def _check_one(
     by_key: Mapping[tuple[str, str, int], GroupSummary],
     groups: Sequence[GroupSummary],
 ) -> ClaimCheck:
-    higher = _HIGHER_IS_BETTER[claim.metric]
+    higher = claim.higher
     comparisons: list[Comparison] = []
     missing: list[str] = []
     values: dict[tuple[str, str], tuple[float, float, int]] = {}
@@ -410,7 +440,7 @@ def _check_one(
         mean, se = g.metric(claim.metric)
         values[(problem, label)] = (mean, se, g.n_runs)
         if not math.isfinite(mean):
-            missing.append(f"{label} on {problem} ({_METRIC_SHORT[claim.metric]} unknown)")
+            missing.append(f"{label} on {problem} ({_short(claim.metric)} unknown)")
             return None
         return values[(problem, label)]
 
@@ -456,7 +486,16 @@ def _check_one(
 
 
 # ---------------------------------------------------------------------------- markdown
-_METRIC_TITLES = {"simple_regret": "simple regret S_T", "avg_regret": "R_T/T", "best_f": "best f"}
+_METRIC_TITLES = {
+    "simple_regret": "simple regret S_T",
+    "avg_regret": "R_T/T",
+    "best_f": "best f",
+    "log10_simple_regret": "log10 S_T",
+}
+
+
+def _title(metric: str) -> str:
+    return _METRIC_TITLES.get(metric, _short(metric))
 
 
 def _slug(text: str) -> str:
@@ -496,7 +535,7 @@ def _claim_numbers(check: ClaimCheck) -> str:
         parts.append((f"{problem}: " if multi else "") + head + ", ".join(versus))
     if check.missing:
         parts.append("missing: " + ", ".join(check.missing))
-    return f"{_METRIC_SHORT[check.claim.metric]}: " + "<br>".join(parts)
+    return f"{_short(check.claim.metric)}: " + "<br>".join(parts)
 
 
 def _claim_scale(check: ClaimCheck) -> str:
@@ -542,6 +581,31 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
     return lines
 
 
+def _diagnostics_section(
+    exp: str, groups: Sequence[GroupSummary], keys: Sequence[str], figures: Mapping[tuple[str, str, int], str]
+) -> list[str]:
+    """Markdown lines of the "Diagnostics" section: per key, methods x problems (mean ± SE)."""
+    lines = ["### Diagnostics", "", "Values the methods report at the end of each run (mean ± SE over runs).", ""]
+    columns = list(dict.fromkeys((g.problem_label, g.budget) for g in groups))
+    multi_t = len({b for _, b in columns}) > 1
+    methods = list(dict.fromkeys(g.label for g in groups))
+    by_key = {(g.problem_label, g.budget, g.label): g for g in groups}
+    for key in keys:
+        head = [_cell(p + (f" (T = {b})" if multi_t else "")) for p, b in columns]
+        lines += [f"**{key}**", "", "| method | " + " | ".join(head) + " |", "|---|" + "---:|" * len(columns)]
+        for label in methods:
+            cells = []
+            for p, b in columns:
+                g = by_key.get((p, b, label))
+                cells.append(format_mean_se(*g.metric(DIAG_PREFIX + key)) if g else "—")
+            lines.append(f"| {_cell(label)} | " + " | ".join(cells) + " |")
+        lines.append("")
+        fig = figures.get((exp, DIAG_PREFIX + key, 0))
+        if fig:
+            lines += [f"![{exp}: {key}]({fig})", ""]
+    return lines
+
+
 def render_markdown(
     groups: Sequence[GroupSummary],
     *,
@@ -550,6 +614,7 @@ def render_markdown(
     descriptions: Mapping[str, str] | None = None,
     references: Mapping[str, Sequence[ReferenceValue]] | None = None,
     claims: Mapping[str, Sequence[Claim]] | None = None,
+    diagnostics: Mapping[str, Sequence[str]] | None = None,
     figures: Mapping[tuple[str, str, int], str] | None = None,
     notes: Sequence[str] = (),
 ) -> str:
@@ -563,9 +628,9 @@ def render_markdown(
         First heading.
     source : str, default ""
         Store file name, printed under the title.
-    descriptions, references, claims : mapping experiment -> ..., optional
+    descriptions, references, claims, diagnostics : mapping experiment -> ..., optional
         As in :func:`write_report`.
-    figures : mapping (experiment, problem label, budget) -> str, optional
+    figures : mapping (experiment, problem label or "diag:KEY", budget) -> str, optional
         Relative paths of the figures to link.
     notes : sequence of str
         Printed as block quotes under the introduction.
@@ -578,6 +643,7 @@ def render_markdown(
     descriptions = descriptions or {}
     references = references or {}
     claims = claims or {}
+    diagnostics = diagnostics or {}
     figures = figures or {}
     lines = [f"# {title}", ""]
     meta = f"Generated {time.strftime('%Y-%m-%d %H:%M')} by hdbo {hdbo_version()}"
@@ -604,6 +670,8 @@ def render_markdown(
             lines += [descriptions[exp].strip(), ""]
         if claims.get(exp):
             lines += _claims_section(check_claims(exp_groups, claims[exp], experiment=exp))
+        if diagnostics.get(exp):
+            lines += _diagnostics_section(exp, exp_groups, diagnostics[exp], figures)
         by_problem: dict[tuple[str, int], list[GroupSummary]] = {}
         for g in exp_groups:
             by_problem.setdefault((g.problem_label, g.budget), []).append(g)
@@ -633,7 +701,7 @@ def render_markdown(
                     g = ours.get(r.method)
                     our = format_mean_se(*g.metric(r.metric)) if g else "not run"
                     lines.append(
-                        f"| {r.method} | {_METRIC_TITLES[r.metric]} | {r.value:.4g} | "
+                        f"| {r.method} | {_title(r.metric)} | {r.value:.4g} | "
                         f"{r.budget if r.budget is not None else '—'} | {our} | {g.budget if g else '—'} | "
                         f"{r.note.replace('|', '/')} |"
                     )
@@ -683,6 +751,30 @@ def _plot_problem(groups: Sequence[GroupSummary], path: Path, title: str) -> Non
     fig.savefig(path, dpi=110)
 
 
+def _plot_diagnostic(groups: Sequence[GroupSummary], key: str, path: Path, title: str) -> None:
+    """One PNG: a diagnostic (mean ± SE) per method against the experiment's problems, in spec order."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    columns = list(dict.fromkeys((g.problem_label, g.budget) for g in groups))
+    multi_t = len({b for _, b in columns}) > 1
+    fig = Figure(figsize=(max(5.0, 1.0 + 0.9 * len(columns)), 4.0), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    x = np.arange(len(columns))
+    for label in dict.fromkeys(g.label for g in groups):
+        by = {(g.problem_label, g.budget): g for g in groups if g.label == label}
+        stats = np.array([by[c].metric(DIAG_PREFIX + key) if c in by else (math.nan, math.nan) for c in columns])
+        se = np.nan_to_num(stats[:, 1])
+        ax.errorbar(x, stats[:, 0], yerr=se, marker="o", capsize=3, label=label)
+    ax.set_xticks(x, [p + (f"\nT={b}" if multi_t else "") for p, b in columns], rotation=30, ha="right")
+    ax.set_ylabel(key)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=110)
+
+
 def write_report(
     store: RunStore,
     out: str | Path,
@@ -693,6 +785,7 @@ def write_report(
     descriptions: Mapping[str, str] | None = None,
     references: Mapping[str, Sequence[ReferenceValue]] | None = None,
     claims: Mapping[str, Sequence[Claim]] | None = None,
+    diagnostics: Mapping[str, Sequence[str]] | None = None,
     plots: bool = True,
 ) -> Path:
     """Write a markdown report of the finished runs, with one PNG per problem next to it.
@@ -717,6 +810,9 @@ def write_report(
     claims : mapping experiment -> list of Claim, optional
         Qualitative claims of the paper; each experiment with claims gets a "Claims"
         section checking them at every budget present (see :func:`check_claims`).
+    diagnostics : mapping experiment -> list of str, optional
+        ``Method.diagnostics()`` keys tabulated (and plotted) per method across the
+        experiment's problems, e.g. a sample count against the dimension.
     plots : bool, default True
         Write PNG figures (skipped with a note when matplotlib is not installed).
 
@@ -753,6 +849,14 @@ def write_report(
                 name = f"{_slug(out.stem)}-{_slug(exp)}-{_slug(plabel)}-T{budget}.png"
                 _plot_problem(pgroups, out.parent / name, f"{exp}: {plabel}")
                 figures[key] = name
+            for exp, keys in (diagnostics or {}).items():
+                egroups = [g for g in groups if g.experiment == exp]
+                for key in keys:
+                    if not egroups or not any(math.isfinite(g.metric(DIAG_PREFIX + key)[0]) for g in egroups):
+                        continue
+                    name = f"{_slug(out.stem)}-{_slug(exp)}-diag-{_slug(key)}.png"
+                    _plot_diagnostic(egroups, key, out.parent / name, f"{exp}: {key}")
+                    figures[(exp, DIAG_PREFIX + key, 0)] = name
     text = render_markdown(
         groups,
         title=title or "hdbo report",
@@ -760,6 +864,7 @@ def write_report(
         descriptions=descriptions,
         references=references,
         claims=claims,
+        diagnostics=diagnostics,
         figures=figures,
         notes=notes,
     )

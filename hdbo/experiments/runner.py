@@ -412,6 +412,8 @@ def run_one(
 
     try:
         for t in range(n_done, config.budget):
+            if method.done:  # finished before its budget (e.g. a selection-only run)
+                break
             t0 = time.perf_counter()
             x = method.ask()
             t1 = time.perf_counter()

@@ -11,6 +11,7 @@ Format
     description = "Branin in 20-D"     # optional (default "")
     budget = 100                       # required: evaluations per run (int > 0)
     seeds = 10                         # required: a count (seeds 0..9) or a list [0, 5, 7]
+    diagnostics = ["n_selected"]       # optional: Method.diagnostics() keys the report tabulates
 
     [[problems]]                       # at least one
     name = "branin"                    # problem registry name (or "module:factory")
@@ -36,7 +37,7 @@ Format
     [[reference]]                      # optional: values the paper reports, shown in reports
     problem = "Branin D=20"            # a problem label of this spec
     method = "GP-UCB"                  # a method label of this spec
-    metric = "simple_regret"           # "simple_regret", "avg_regret" (R_T/T) or "best_f"
+    metric = "simple_regret"           # a metric name (see below)
     value = 0.12
     budget = 100                       # optional: the T the value refers to
     note = "Fig. 2, read off the plot" # optional
@@ -45,26 +46,32 @@ Format
     text = "GP-UCB beats random"       # required: the claim in words
     kind = "better"                    # required: "better" or "best"
     problems = ["Branin D=20"]         # required: problem labels; the claim must hold on each
-    metric = "simple_regret"           # required: "simple_regret", "avg_regret" or "best_f"
+    metric = "simple_regret"           # required: a metric name (see below)
     method = "GP-UCB"                  # required: the method label the claim is about
     than = ["random"]                  # method labels; required for "better", optional for "best"
     source = "Section 5.1, Fig. 2"     # optional: where the paper says it
+    higher_is_better = false           # optional for built-in metrics, required for "diag:" ones
 
 A claim is checked separately at every budget ``T`` present among the experiment's finished
 runs (quick and full runs are never mixed), on the mean over runs of the metric at the final
-evaluation: ``simple_regret`` (``S_T``) and ``avg_regret`` (``R_T/T``) are better when lower,
-``best_f`` when higher. It is *held* at ``T`` if, on every listed problem, the mean of
+evaluation: the regrets are better when lower, ``best_f`` when higher, ``diag:`` metrics as
+the claim's ``higher_is_better`` says. It is *held* at ``T`` if, on every listed problem, the mean of
 ``method`` is strictly better than the mean of each method in ``than``; for ``kind = "best"``
 without ``than``, than the mean of every other method of the spec with finished runs on that
 problem at ``T``. A required method or problem without finished runs at ``T`` makes it
 *no data*. Reports also say whether each difference exceeds two standard errors of the
 difference; see :func:`hdbo.experiments.report.check_claims`.
 
+Metrics are ``simple_regret`` (``S_T``), ``avg_regret`` (``R_T/T``), ``best_f`` (best
+noise-free value), ``log10_simple_regret`` (mean over runs of ``log10 S_T``, with ``S_T``
+floored at 1e-12) and ``diag:KEY``: the scalar ``Method.diagnostics()[KEY]`` stored when a
+run finishes (a number, or a bool counted as 0/1 so that the mean is a rate).
+
 Unknown keys anywhere, missing required fields, wrong types, duplicate labels, and overrides,
 references or claims naming a label that does not exist raise :class:`SpecError` (a
 :class:`ValueError`) whose message names the file and the offending entry; so do a claim
-with an unknown ``kind`` or ``metric``, a ``"better"`` claim without ``than``, and a claim
-whose ``method`` is in its own ``than``. The method params ``seed``, ``budget``,
+with an unknown ``kind`` or ``metric``, a ``"better"`` claim without ``than``, a ``diag:``
+claim without ``higher_is_better``, and a claim whose ``method`` is in its own ``than``. The method params ``seed``, ``budget``,
 ``structure`` and ``bounds`` are reserved (the runner sets them). A problem's ``params`` may
 fix ``seed`` to use one problem instance for every run; otherwise the run seed also seeds
 the problem instance.
@@ -88,6 +95,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 __all__ = [
     "SCALES",
     "METRICS",
+    "DIAG_PREFIX",
+    "is_metric",
+    "higher_is_better",
     "SpecError",
     "ProblemSpec",
     "MethodSpec",
@@ -104,7 +114,19 @@ __all__ = [
 ]
 
 SCALES = ("quick", "full")
-METRICS = ("simple_regret", "avg_regret", "best_f")
+METRICS = ("simple_regret", "avg_regret", "best_f", "log10_simple_regret")
+DIAG_PREFIX = "diag:"
+_HIGHER = {"simple_regret": False, "avg_regret": False, "best_f": True, "log10_simple_regret": False}
+
+
+def is_metric(name: object) -> bool:
+    """Whether ``name`` is a built-in metric or ``"diag:KEY"`` with a non-empty key."""
+    return isinstance(name, str) and (name in METRICS or (name.startswith(DIAG_PREFIX) and len(name) > len(DIAG_PREFIX)))
+
+
+def higher_is_better(metric: str) -> bool | None:
+    """Direction of a built-in metric (None for ``diag:`` metrics, whose direction a claim states)."""
+    return _HIGHER.get(metric)
 CLAIM_KINDS = ("best", "better")
 RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
 
@@ -179,7 +201,8 @@ class ReferenceValue:
     ----------
     problem, method : str
         Problem and method labels of the spec.
-    metric : {"simple_regret", "avg_regret", "best_f"}
+    metric : str
+        A metric name (:data:`METRICS` or ``"diag:KEY"``).
     value : float
     note : str
         Where the number comes from (may be empty).
@@ -208,9 +231,8 @@ class Claim:
         each method of ``than``, or when ``than`` is None every other method with runs.
     problems : tuple of str
         Problem labels; the claim must hold on each.
-    metric : {"simple_regret", "avg_regret", "best_f"}
-        Compared at the final evaluation; the regrets are better when lower, ``best_f``
-        when higher.
+    metric : str
+        A metric name (:data:`METRICS` or ``"diag:KEY"``), compared at the final evaluation.
     method : str
         Method label the claim is about.
     than : tuple of str or None
@@ -221,6 +243,8 @@ class Claim:
     others : tuple of str
         For ``"best"`` without ``than``: the other method labels of the spec, in spec order
         (set by :func:`parse_spec`; empty means every other label found among the runs).
+    higher_is_better : bool or None
+        Direction of the metric; None means the built-in direction of ``metric``.
     """
 
     text: str
@@ -231,6 +255,17 @@ class Claim:
     than: tuple[str, ...] | None = None
     source: str = ""
     others: tuple[str, ...] = ()
+    higher_is_better: bool | None = None
+
+    @property
+    def higher(self) -> bool:
+        """Whether larger values of the metric are better for this claim."""
+        if self.higher_is_better is not None:
+            return self.higher_is_better
+        built_in = higher_is_better(self.metric)
+        if built_in is None:
+            raise ValueError(f"claim {self.text!r}: metric {self.metric!r} needs higher_is_better")
+        return built_in
 
 
 @dataclass(frozen=True)
@@ -247,6 +282,8 @@ class ExperimentSpec:
     scales : dict of str -> ScaleSpec
     references : list of ReferenceValue
     claims : list of Claim
+    diagnostics : tuple of str
+        Diagnostic keys the report tabulates.
     path : Path or None
         File it was read from.
     scale : str or None
@@ -262,6 +299,7 @@ class ExperimentSpec:
     scales: dict[str, ScaleSpec] = field(default_factory=dict)
     references: list[ReferenceValue] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
+    diagnostics: tuple[str, ...] = ()
     path: Path | None = None
     scale: str | None = None
 
@@ -422,7 +460,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         data,
         "top level",
         required=("name", "budget", "seeds", "problems", "methods"),
-        optional=("description", "scale", "reference", "claim"),
+        optional=("description", "scale", "reference", "claim", "diagnostics"),
     )
     name = ctx.string(data["name"], "name")
     description = ctx.string(data.get("description", ""), "description", allow_empty=True)
@@ -491,8 +529,8 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         if entry["method"] not in method_labels:
             labels = ", ".join(sorted(method_labels))
             raise ctx.error(f"{where}.method", f"no method labelled {entry['method']!r} (labels: {labels})")
-        if entry["metric"] not in METRICS:
-            raise ctx.error(f"{where}.metric", f"unknown metric {entry['metric']!r} (valid: {', '.join(METRICS)})")
+        if not is_metric(entry["metric"]):
+            raise ctx.error(f"{where}.metric", _bad_metric(entry["metric"]))
         value = entry["value"]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ctx.error(f"{where}.value", f"expected a number, got {_show(value)}")
@@ -515,6 +553,10 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         for i, entry in enumerate(claims_data)
     ]
 
+    diagnostics = data.get("diagnostics", [])
+    if not isinstance(diagnostics, list) or not all(isinstance(k, str) and k for k in diagnostics):
+        raise ctx.error("diagnostics", f"expected an array of diagnostic names, got {_show(diagnostics)}")
+
     return ExperimentSpec(
         name=name,
         description=description,
@@ -525,6 +567,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         scales=scales,
         references=references,
         claims=claims,
+        diagnostics=tuple(diagnostics),
         path=path,
     )
 
@@ -532,14 +575,20 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
 def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], method_order: list[str]) -> Claim:
     method_labels = set(method_order)
     ctx.table(entry, where)
-    ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"), optional=("than", "source"))
+    ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"),
+             optional=("than", "source", "higher_is_better"))
     text = ctx.string(entry["text"], f"{where}.text")
     kind = entry["kind"]
     if kind not in CLAIM_KINDS:
         raise ctx.error(f"{where}.kind", f"unknown kind {kind!r} (valid: {', '.join(CLAIM_KINDS)})")
     metric = entry["metric"]
-    if metric not in METRICS:
-        raise ctx.error(f"{where}.metric", f"unknown metric {metric!r} (valid: {', '.join(METRICS)})")
+    if not is_metric(metric):
+        raise ctx.error(f"{where}.metric", _bad_metric(metric))
+    higher = entry.get("higher_is_better")
+    if higher is not None and not isinstance(higher, bool):
+        raise ctx.error(f"{where}.higher_is_better", f"expected true or false, got {_show(higher)}")
+    if higher is None and higher_is_better(metric) is None:
+        raise ctx.error(where, f"metric {metric!r} needs higher_is_better = true or false")
     problems = _label_list(entry["problems"], ctx, f"{where}.problems", problem_labels, "problem")
     method = ctx.string(entry["method"], f"{where}.method")
     if method not in method_labels:
@@ -555,8 +604,13 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     source = ctx.string(entry.get("source", ""), f"{where}.source", allow_empty=True)
     others = tuple(label for label in method_order if label != method) if than is None else ()
     return Claim(
-        text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others
+        text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
+        higher_is_better=higher,
     )
+
+
+def _bad_metric(metric: Any) -> str:
+    return f"unknown metric {metric!r} (valid: {', '.join(METRICS)} or {DIAG_PREFIX}KEY)"
 
 
 def _label_list(obj: Any, ctx: _Ctx, where: str, labels: set[str], what: str) -> tuple[str, ...]:

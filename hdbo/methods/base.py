@@ -184,6 +184,18 @@ class Method(ABC):
         i = int(ok[np.argmax(y[ok])])
         return self.X_all[i].copy(), float(y[i])
 
+    @property
+    def done(self) -> bool:
+        """Whether the method has finished before its budget.
+
+        False for most methods. A method with a natural end (e.g. a variable-selection-only
+        run whose selection is complete) returns True after the :meth:`tell` that ends it;
+        :func:`hdbo.minimize`/:func:`hdbo.maximize` and the experiment runner then stop and
+        record the run as finished with fewer evaluations than the budget. ``ask`` still
+        works when called anyway.
+        """
+        return False
+
     # ------------------------------------------------------------------ ask / tell
     def ask(self) -> NDArray[np.float64]:
         """Propose the next point to evaluate.

@@ -499,3 +499,140 @@ def test_reproduce_writes_claims_and_report_skips_them(tmp_path, capsys):
     assert main(["report", "--store", str(db), "--out", str(tmp_path / "plain.md"), "--no-plots"]) == 0
     assert "### Claims" not in (tmp_path / "plain.md").read_text()
     capsys.readouterr()
+
+
+# ---------------------------------------------------------------------------- diagnostics and log10 metrics
+DIAG_SPEC = """
+name = "diag"
+budget = 2
+seeds = 3
+diagnostics = ["n_used", "recovered"]
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "D=4"
+params = { dim = 4 }
+
+[[problems]]
+name = "_hdbo_test_problems:quadratic"
+label = "D=8"
+params = { dim = 8 }
+
+[[methods]]
+name = "random"
+label = "A"
+
+[[methods]]
+name = "random"
+label = "B"
+
+[[claim]]
+text = "A uses fewer samples than B"
+kind = "better"
+problems = ["D=4", "D=8"]
+metric = "diag:n_used"
+method = "A"
+than = ["B"]
+higher_is_better = false
+
+[[claim]]
+text = "A recovers more often than B"
+kind = "better"
+problems = ["D=4"]
+metric = "diag:recovered"
+method = "A"
+than = ["B"]
+higher_is_better = true
+
+[[claim]]
+text = "A has lower log10 regret"
+kind = "better"
+problems = ["D=4"]
+metric = "log10_simple_regret"
+method = "A"
+than = ["B"]
+"""
+
+
+def _put_diag_runs(store, spec, problem, method, runs):
+    """One finished run per (final regret, diagnostics) pair of ``runs``."""
+    from hdbo.experiments.store import RunConfig
+
+    p = next(p for p in spec.problems if p.label == problem)
+    m = next(m for m in spec.methods if m.label == method)
+    for seed, (r, diag) in enumerate(runs):
+        config = RunConfig(
+            experiment=spec.name, problem=p.name, method=m.name, seed=seed, budget=spec.budget,
+            problem_params=dict(p.params), method_params=dict(m.params), label=m.label, problem_label=p.label,
+        )
+        run = store.get_or_create_run(config)
+        for t in range(spec.budget):
+            store.append_evaluation(
+                run.id,
+                Evaluation(t=t, x=[0.5] * p.params["dim"], y=-r, f=-r, regret=r, failed=False, error=None,
+                           ask_seconds=0.0, eval_seconds=0.0),
+                method_state={}, noise_rng_state=None, wall_seconds=1.0,
+            )
+        store.finish_run(run.id, diagnostics=diag, wall_seconds=1.0)
+
+
+def test_diag_and_log10_metrics_in_claims_and_report(tmp_path):
+    from hdbo.experiments.report import check_claims, write_report
+    from hdbo.experiments.spec import parse_spec, tomllib
+
+    spec = parse_spec(tomllib.loads(DIAG_SPEC), source="diag.toml")
+    assert spec.diagnostics == ("n_used", "recovered")
+    with RunStore(tmp_path / "d.db") as store:
+        # A: 10, 20, 30 samples, recovered 3/3, regrets 1e-3, 1e-1, 10 (log10 mean -1)
+        _put_diag_runs(store, spec, "D=4", "A", [(1e-3, {"n_used": 10, "recovered": True, "sel": [1, 2]}),
+                                                 (1e-1, {"n_used": 20, "recovered": True}),
+                                                 (10.0, {"n_used": 30, "recovered": True})])
+        # B: 40 samples each, recovered 1/3, regrets 1 (log10 mean 0 although its plain mean is lower than A's)
+        _put_diag_runs(store, spec, "D=4", "B", [(1.0, {"n_used": 40, "recovered": r}) for r in (True, False, False)])
+        _put_diag_runs(store, spec, "D=8", "A", [(1.0, {"n_used": 50}), (1.0, {"n_used": 70}), (1.0, {})])
+        _put_diag_runs(store, spec, "D=8", "B", [(1.0, {"n_used": 55})] * 3)
+        groups = aggregate(store)
+        a4 = next(g for g in groups if g.problem_label == "D=4" and g.label == "A")
+        assert a4.metric("diag:n_used") == pytest.approx((20.0, 10.0 / np.sqrt(3)))
+        assert a4.metric("diag:recovered")[0] == 1.0
+        assert a4.metric("log10_simple_regret")[0] == pytest.approx(-1.0)
+        assert a4.simple_regret[0] > 1.0  # the plain mean is dominated by the bad run
+        assert np.isnan(a4.metric("diag:missing")[0])
+        a8 = next(g for g in groups if g.problem_label == "D=8" and g.label == "A")
+        assert a8.metric("diag:n_used")[0] == 60.0  # the run without the key is left out
+        results = {c.claim.text: c.result for c in check_claims(groups, spec.claims, experiment="diag")}
+        assert results == {
+            "A uses fewer samples than B": "not held",  # 60 > 55 on D=8
+            "A recovers more often than B": "held",
+            "A has lower log10 regret": "held",
+        }
+        out = write_report(store, tmp_path / "r.md", claims={"diag": spec.claims},
+                           diagnostics={"diag": spec.diagnostics}, plots=False)
+    text = out.read_text()
+    assert "### Diagnostics" in text and "**n_used**" in text and "| method | D=4 | D=8 |" in text
+    assert "| A | 20 ± 5.8 | 60 ± 10 |" in text
+
+
+@pytest.mark.parametrize(
+    "claim, match",
+    [
+        ('metric = "diag:n"', "needs higher_is_better"),
+        ('metric = "diag:"', "unknown metric"),
+        ('metric = "regret"', "unknown metric"),
+        ('metric = "best_f"\nhigher_is_better = 1', "expected true or false"),
+    ],
+)
+def test_claim_metric_errors(claim, match):
+    from hdbo.experiments.spec import SpecError, parse_spec, tomllib
+
+    text = DIAG_SPEC.split("[[claim]]")[0] + f"""
+[[claim]]
+text = "x"
+kind = "better"
+problems = ["D=4"]
+method = "A"
+than = ["B"]
+{claim}
+"""
+    with pytest.raises(SpecError, match=match):
+        parse_spec(tomllib.loads(text), source="bad.toml")

@@ -428,3 +428,38 @@ def test_killed_after_last_evaluation_finishes_without_new_evaluations(store):
     again = run_one(store, cfg)
     assert again.status == "finished" and again.resumed_from == 4 and not again.skipped
     assert_array_equal(store.load_evaluations(first.run_id).X, x_before)
+
+
+class _StopsEarly(get_method_class("random")):
+    """Random search that is done after ``n_stop`` evaluations (Method.done)."""
+
+    name = "test-stops-early"
+
+    def __init__(self, bounds, *, n_stop: int = 3, **kwargs):
+        super().__init__(bounds, **kwargs)
+        self.n_stop = n_stop
+
+    @property
+    def done(self) -> bool:
+        return self.n_told >= self.n_stop
+
+
+@pytest.fixture
+def stops_early(monkeypatch):
+    from hdbo.methods import registry
+
+    monkeypatch.setitem(registry._REGISTRY, _StopsEarly.name, _StopsEarly)
+    return _StopsEarly.name
+
+
+def test_method_done_ends_the_run_early(store, stops_early):
+    from hdbo.experiments.report import aggregate
+
+    cfg = make_config(method=stops_early, method_params={"n_stop": 3}, budget=8)
+    result = run_one(store, cfg)
+    assert result.status == "finished" and result.n_evaluations == 3
+    assert run_one(store, cfg).skipped  # finished: a rerun does not extend it
+    (group,) = aggregate(store)
+    assert group.curves["simple_regret"].shape == (1, 8)
+    # the curve keeps the last value after the method stopped
+    assert np.all(group.curves["simple_regret"][0, 3:] == group.curves["simple_regret"][0, 2])
