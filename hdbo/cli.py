@@ -22,6 +22,7 @@ a terminal, one line per 10% otherwise (CI logs).
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import re
@@ -283,6 +284,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     _check_dask(args.dask)
+    if args.runs is not None and args.runs < 1:
+        raise UsageError(f"--runs must be >= 1, got {args.runs}")
     try:
         paths = find_specs(args.name, args.specs_dir)
         specs = [load_spec(p).at_scale(args.scale) for p in paths]
@@ -294,31 +297,68 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise UsageError(f"several specs of {args.name!r} use the experiment name {sorted(dup)[0]!r}")
+    if args.only:
+        keep = [
+            (p, s) for p, s in zip(paths, specs)
+            if any(fnmatch.fnmatchcase(s.name, pat) or fnmatch.fnmatchcase(Path(p).stem, pat) for pat in args.only)
+        ]
+        if not keep:
+            have = ", ".join(sorted(names))
+            raise UsageError(f"--only {' '.join(args.only)} matches no spec of {args.name!r} (specs: {have})")
+        specs = [s for _, s in keep]
 
     store_path = Path(args.store) if args.store else Path("runs") / f"{args.name}.db"
     report_path = Path(args.report) if args.report else Path("docs") / "reproductions" / f"{args.name}.md"
     configs = [c for spec in specs for c in spec.run_configs()]
+    if args.problem:
+        configs = [c for c in configs if any(fnmatch.fnmatchcase(c.problem_label, pat) for pat in args.problem)]
+        if not configs:
+            raise UsageError(f"--problem {' '.join(args.problem)} matches no problem label of the selected specs")
+    configs = _seed_major(configs, args.runs)
+    scale = args.scale if args.runs is None else f"{args.scale}, first {args.runs} seed(s)"
+    if args.no_run and not store_path.exists():
+        raise UsageError(f"--no-run: store {str(store_path)!r} does not exist")
     print(
-        f"{args.name} ({args.scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}",
+        f"{args.name} ({scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}"
+        + (" (report only)" if args.no_run else ""),
         file=sys.stderr,
     )
     with RunStore(store_path) as store:
-        summary = run_many(
-            store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
-        )
+        if args.no_run:
+            summary = None
+            run_ids = [rec.id for rec in map(store.find_run, configs) if rec is not None]
+        else:
+            summary = run_many(
+                store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
+            )
+            run_ids = summary.run_ids
         write_report(
             store,
             report_path,
-            run_ids=summary.run_ids,
-            title=f"Reproduction: {args.name} ({args.scale} scale)",
+            run_ids=run_ids,
+            title=f"Reproduction: {args.name} ({scale} scale)",
             descriptions={s.name: s.description for s in specs},
             references={s.name: s.references for s in specs},
             claims={s.name: s.claims for s in specs},
             diagnostics={s.name: s.diagnostics for s in specs if s.diagnostics},
         )
-        _print_summary(store, summary.run_ids)
+        _print_summary(store, run_ids)
         print(f"\nreport written to {report_path}")
-        return _report_errors(summary, store)
+        return 0 if summary is None else _report_errors(summary, store)
+
+
+def _seed_major(configs: list[Any], runs: int | None) -> list[Any]:
+    """Order runs seed by seed (all runs of a spec's first seed, then its second, ...).
+
+    A run that is stopped part-way then leaves complete seeds behind: every method and
+    problem has the same number of finished runs. ``runs`` keeps only each spec's first
+    ``runs`` seeds (in the spec's order of seeds).
+    """
+    rank: dict[tuple[str, int], int] = {}
+    for c in configs:
+        rank.setdefault((c.experiment, c.seed), sum(1 for e, _ in rank if e == c.experiment))
+    order = sorted(range(len(configs)), key=lambda i: (rank[configs[i].experiment, configs[i].seed], i))
+    return [configs[i] for i in order if runs is None or rank[configs[i].experiment, configs[i].seed] < runs]
 
 
 # ---------------------------------------------------------------------------- parser
@@ -377,6 +417,25 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     rpr.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
     rpr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    rpr.add_argument(
+        "--only", action="append", metavar="PATTERN",
+        help="run only the specs whose experiment name or file name (without .toml) matches this "
+        "shell pattern; repeat for several (default: every spec)",
+    )
+    rpr.add_argument(
+        "--problem", action="append", metavar="PATTERN",
+        help="run only the problems whose label (as in the report, e.g. '(24,6,4)') matches this "
+        "shell pattern; repeat for several (default: every problem)",
+    )
+    rpr.add_argument(
+        "--runs", type=int, metavar="N",
+        help="run only the first N seeds of each spec (the report states the runs it used); "
+        "runs go seed by seed in any case, so an interrupted call leaves whole seeds",
+    )
+    rpr.add_argument(
+        "--no-run", action="store_true",
+        help="run nothing: write the report from the runs already in the store",
+    )
     rpr.set_defaults(func=_cmd_reproduce)
     return parser
 

@@ -237,6 +237,47 @@ def test_reproduce_custom_paths_and_errors(tmp_path, capsys):
     _assert_usage_error(code, err, "missing required key 'problems'")
 
 
+def test_reproduce_subsets_seed_by_seed_and_report_only(tmp_path, capsys):
+    """--only/--problem/--runs pick a subset, runs go seed by seed, --no-run only reports."""
+    from hdbo.cli import _seed_major
+    from hdbo.experiments.spec import load_spec
+
+    root = _specs(tmp_path)
+    db, rep = tmp_path / "s.db", tmp_path / "rep.md"
+    base = ("reproduce", "toy", "--specs-dir", str(root), "--store", str(db), "--report", str(rep), "--no-progress")
+    code, out, err = _run(capsys, *base, "--scale", "full", "--only", "s2", "--runs", "2")
+    assert code == 0, err
+    with RunStore(db) as store:
+        runs = store.list_runs(status="finished")
+        assert store.experiments() == ["toy-2"]
+        assert sorted(r.config.seed for r in runs) == [0, 1] and {r.config.budget for r in runs} == {50}
+    assert "first 2 seed(s)" in rep.read_text()
+
+    # report only: nothing new is run, the finished runs are reported
+    rep.unlink()
+    code, out, err = _run(capsys, *base, "--scale", "full", "--no-run")
+    assert code == 0, err
+    with RunStore(db) as store:
+        assert len(store.list_runs()) == 2
+    assert "| RS | 2 | 50 |" in rep.read_text()  # method, runs, T
+
+    code, out, err = _run(capsys, *base, "--only", "nope*")
+    _assert_usage_error(code, err, "--only nope* matches no spec")
+    code, out, err = _run(capsys, *base, "--problem", "Quad 9D")
+    _assert_usage_error(code, err, "--problem Quad 9D matches no problem")
+    code, out, err = _run(capsys, *base, "--runs", "0")
+    _assert_usage_error(code, err, "--runs must be >= 1")
+    code, out, err = _run(capsys, "reproduce", "toy", "--specs-dir", str(root), "--store", str(tmp_path / "x.db"),
+                          "--no-run")
+    _assert_usage_error(code, err, "does not exist")
+
+    # seed-major order: every config of seed 0 (of each spec) before any of seed 1
+    configs = [c for p in sorted((root / "toy").glob("*.toml")) for c in load_spec(p).run_configs("quick")]
+    ordered = _seed_major(configs, None)
+    assert [c.seed for c in ordered] == [0, 0, 1, 1]
+    assert [c.seed for c in _seed_major(configs, 1)] == [0, 0]
+
+
 def test_failed_runs_give_exit_code_1(tmp_path, capsys, monkeypatch):
     """A run that crashes (here: the problem factory returns the wrong type) is reported, exit code 1."""
     from hdbo.experiments import runner

@@ -20,7 +20,7 @@ with ``s = sigma, l = h``; P2's ``exp(-||x-x'||^2 / b^2)`` is ``l = b / sqrt(2)`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -207,6 +207,29 @@ class Kernel(ABC):
         return f"{type(self).__name__}({vals})"
 
 
+    def cross_fn(self, X: ArrayLike) -> Callable[[Array], Array]:
+        """``k(., X)`` as a function of its first argument, for many calls with the same X.
+
+        Acquisition maximizers such as DIRECT ask for one point at a time, thousands of times
+        against the same training inputs; kernels precompute what depends on X alone and
+        skip the argument checks of :meth:`__call__`.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, d)
+            Second arguments, fixed.
+
+        Returns
+        -------
+        callable
+            Maps a float ndarray Zq of shape (n, d) (not checked) to ``k(Zq, X)`` of shape
+            (n, m), equal to ``self(Zq, X)`` to round-off. It keeps the hyperparameters of
+            the moment it was made.
+        """
+        X = _as_2d(X)
+        return lambda Zq: self(Zq, X)
+
+
 class Stationary(Kernel):
     """``k(x, x') = s * rho(r^2)`` with ``r^2 = sum_p ((x_p - x'_p) / l_p)^2``.
 
@@ -379,6 +402,26 @@ class Stationary(Kernel):
         Ys = Xs if Y is None else self._scaled(_as_2d(Y, "Y"))
         rho, _ = self._profile(self._sqdist(Xs, Ys, same=Y is None))
         return self.variance * rho
+
+    def cross_fn(self, X: ArrayLike) -> Callable[[Array], Array]:
+        """``k(., X)`` for many calls with the same X (see :meth:`Kernel.cross_fn`).
+
+        The scaled X, its squared norms and the signal variance are computed once.
+        """
+        Xs = self._scaled(_as_2d(X))
+        inv_l = 1.0 / self.lengthscale
+        s, profile = self.variance, self._profile
+        if self._exact_distances:
+            return lambda Zq: s * profile(cdist(Zq * inv_l, Xs, "sqeuclidean"))[0]
+        XsT = np.ascontiguousarray(Xs.T)
+        x2 = np.einsum("ij,ij->i", Xs, Xs)
+
+        def k(Zq: Array) -> Array:
+            Zs = Zq * inv_l
+            d2 = np.einsum("ij,ij->i", Zs, Zs)[:, None] + x2 - 2.0 * (Zs @ XsT)
+            return s * profile(np.maximum(d2, 0.0, out=d2))[0]
+
+        return k
 
     def diag(self, X: ArrayLike) -> Array:
         """Prior variances at the rows of X: all equal to the signal variance s.

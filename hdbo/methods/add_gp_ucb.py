@@ -257,8 +257,10 @@ class AddGPUCB(GPMethod):
         nfev = 0
         for j, g in enumerate(self.groups_):
 
-            def acq(Z: NDArray[np.float64], j: int = j) -> NDArray[np.float64]:
-                mu, sd = gp.predict_group(j, Z)
+            post = gp.posterior_fn(j)  # one factorization for all groups; no refactorization
+
+            def acq(Z: NDArray[np.float64], post: Any = post) -> NDArray[np.float64]:
+                mu, sd = post(Z)
                 return mu + root_beta * sd
 
             def acq_grad(Z: NDArray[np.float64], j: int = j) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -46,6 +46,10 @@ def test_psd_symmetric_and_diag(kernel, rng):
     assert_allclose(kernel.diag(X), np.diag(K), rtol=1e-12)
     # cross-covariance agrees with the joint matrix
     assert_allclose(kernel(X[:5], X[5:]), K[:5, 5:], rtol=1e-10, atol=1e-14)
+    # and so does the prepared k(., X) of the acquisition loops, for one and several points
+    cross = kernel.cross_fn(X[5:])
+    assert_allclose(cross(X[:1]), K[:1, 5:], rtol=1e-10, atol=1e-14)
+    assert_allclose(cross(X[:5]), K[:5, 5:], rtol=1e-10, atol=1e-14)
 
 
 def test_hyperparameter_gradient_matches_finite_differences(kernel, rng):

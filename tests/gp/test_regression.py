@@ -216,3 +216,45 @@ def test_likelihood_evaluation_leaves_the_gp_bit_identical(rng):
     state = json.loads(json.dumps(gp.state_dict()))
     gp2 = GaussianProcess(Matern(nu=2.5)).load_state(state, X, y)
     assert gp2.noise_variance == gp.noise_variance
+
+
+@pytest.mark.parametrize("kernel", [Matern(3, nu=2.5, ard=True), Matern(nu=0.5), Projected(
+    SquaredExponential(2), np.array([[1.0, 0.3], [0.2, -0.8], [-0.5, 0.4]]))], ids=["m52-ard", "m12", "projected"])
+def test_posterior_fn_equals_predict_and_follows_updates(rng, kernel):
+    X, y = _data(rng, n=25)
+    gp = GaussianProcess(kernel, noise_variance=1e-4).fit(X[:20], y[:20], optimize=False)
+    Xq = rng.random((9, 3))
+    fn = gp.posterior_fn()
+    assert gp.posterior_fn() is fn  # cached for the factorization
+    for Z in (Xq, Xq[:1]):  # a batch, and the one-point path DIRECT uses
+        for got, want in zip(fn(Z), gp.predict(Z)):
+            assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    before = fn(Xq)
+    gp.update(X[20], y[20])
+    fresh = gp.posterior_fn()
+    assert fresh is not fn
+    for got, want in zip(fresh(Xq), gp.predict(Xq)):
+        assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert_allclose(fn(Xq)[0], before[0], rtol=0, atol=0)  # an old function keeps the old posterior
+    assert not np.allclose(fresh(Xq)[1], before[1])
+
+
+def test_posterior_fn_per_group_and_errors(rng):
+    X = rng.random((30, 5))
+    y = np.sin(4 * X[:, 0]) + np.cos(3 * X[:, 1] * X[:, 2]) + X[:, 3] * X[:, 4]
+    gp = GaussianProcess(Additive(SquaredExponential(lengthscale=0.4), [[0], [1, 2], [3, 4]])).fit(X, y, rng=rng)
+    Xq = rng.random((6, 5))
+    for j, g in enumerate(gp.kernel.groups):
+        for Z in (Xq[:, g], Xq[:1, g]):
+            for got, want in zip(gp.posterior_fn(j)(Z), gp.predict_group(j, Z)):
+                assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    empty = GaussianProcess(SquaredExponential(lengthscale=0.5, variance=2.0))
+    with pytest.raises(NotFittedError):
+        empty.posterior_fn()
+    empty.fit(np.zeros((0, 2)), np.zeros(0), optimize=False)
+    m, s = empty.posterior_fn()(rng.random((3, 2)))
+    assert_allclose(m, 0.0)
+    assert_allclose(s, np.sqrt(2.0))
+    plain = GaussianProcess(SquaredExponential()).fit(X, y, optimize=False)
+    with pytest.raises(TypeError, match="Additive"):
+        plain.posterior_fn(0)

@@ -13,18 +13,11 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
+from _fast_options import FAST_OPTIONS
+
 from hdbo.methods import Method, available_methods, get_method_class, make_method
 
 BOUNDS = np.array([[-2.0, 3.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 5.0]])
-FAST_OPTIONS: dict[str, dict] = {
-    "gp-ucb": {"n_init": 4, "acq_budget": 150},
-    "gp-ei": {"n_init": 4, "acq_budget": 150},
-    "add-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
-                   "refine_starts": 1},
-    # maxiter=1 stops DIRECT after its 1 + 2*5 = 11-point initial sampling, so the run also
-    # covers the switch to seeded random points (and its resume).
-    "direct": {"maxiter": 1},
-}
 N_STEPS = 12
 
 

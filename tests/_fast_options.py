@@ -1,0 +1,43 @@
+"""Per-method options that make a method run fast in the contract and runner tests.
+
+``FAST_OPTIONS``: for the contract suite (``tests/methods/test_method_contract.py``) on a
+5-dimensional box; small initial designs, small acquisition budgets, early refits, small
+subspaces, and problem structure for methods that need it.
+
+``RUNNER_OPTIONS``: for the runner's interrupt/resume test
+(``tests/experiments/test_runner.py``) on a 2-dimensional flaky problem whose structure is
+empty; merged over ``{"n_init": 4, "refit_every": 2}`` for GP methods. Only methods whose
+defaults do not fit there need an entry.
+"""
+
+from __future__ import annotations
+
+FAST_OPTIONS: dict[str, dict] = {
+    "gp-ucb": {"n_init": 4, "acq_budget": 150},
+    "gp-ei": {"n_init": 4, "acq_budget": 150},
+    "add-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
+                   "refine_starts": 1},
+    # maxiter=1 stops DIRECT after its 1 + 2*5 = 11-point initial sampling, so the run also
+    # covers the switch to seeded random points (and its resume).
+    "direct": {"maxiter": 1},
+    "rpp-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
+                   "w_iters": 10, "alpha_grid": 5, "n_decompositions": 2},
+    "pp-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
+                  "w_iters": 10, "n_decompositions": 2},
+    "rembo": {"n_init": 4, "acq_budget": 150, "d": 2},
+    "hesbo": {"n_init": 4, "acq_budget": 150, "d": 2},
+    "sre": {"n_init": 4, "acq_budget": 150, "d": 2, "m": 2},  # stages of 8 and 4: a switch at 8
+    "ms-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "N0": 2, "alpha": 1, "refit_every": 3},
+    "line-bo": {"n_init": 4, "acq_budget": 150, "refit_every": 3},
+    "dropout-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "refit_every": 3},
+    # Phase 1 = 2 (3 + 1) = 8 evaluations (failures at 2 and 7 fall in it), then GP-UCB on a line.
+    "si-bo": {"k": 1, "m_Phi": 3, "grid_points": 51, "refit_every": 2, "ds_solver": "admm"},
+    "random-subspace-ucb": {"k": 2, "grid_points": 21, "n_init": 3, "refit_every": 3},
+    "exact-subspace-ucb": {"grid_points": 21, "n_init": 3, "refit_every": 3,
+                           "structure": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]}},
+    "highdim-random-ucb": {"n_candidates": 100, "n_init": 3, "refit_every": 3},
+}
+
+
+RUNNER_OPTIONS: dict[str, dict] = {
+}
