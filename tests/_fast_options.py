@@ -36,8 +36,15 @@ FAST_OPTIONS: dict[str, dict] = {
     "exact-subspace-ucb": {"grid_points": 21, "n_init": 3, "refit_every": 3,
                            "structure": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]}},
     "highdim-random-ucb": {"n_candidates": 100, "n_init": 3, "refit_every": 3},
+    # 10 FDT evaluations of selection (the failures at 2 and 7 fall in it), then GP-UCB.
+    "hds": {"selection_budget": 10, "noise_variance": 1e-4, "acq_budget": 150},
+    # One round of 5 pairs needs 10 evaluations; the failures at 2 and 7 make the budget run out
+    # within it (ranking of the coordinates sampled so far), then GP-UCB on the 2 kept.
+    "cws": {"n_select": 2, "rounds": 1, "selection_budget": 10, "acq_budget": 150},
 }
 
 
 RUNNER_OPTIONS: dict[str, dict] = {
+    "hds": {"n_init": 1, "selection_budget": 6, "noise_variance": 1e-4, "acq_budget": 150},
+    "cws": {"n_init": 1, "n_select": 1, "rounds": 1, "selection_budget": 4, "acq_budget": 150},
 }

@@ -148,6 +148,8 @@ class GroupSummary:
         Mean over runs of the total wall seconds of a run.
     n_failed_evals : int
         Failed evaluations over all runs.
+    evaluations_used : list of int
+        Evaluations each run made (less than ``budget`` for a run its method ended early).
     curves : dict of str -> ndarray of shape (n_runs, budget)
         Per-run curves (see :func:`run_curves`).
     """
@@ -168,7 +170,16 @@ class GroupSummary:
     sec_per_eval: float = math.nan
     wall_seconds: float = math.nan
     n_failed_evals: int = 0
+    evaluations_used: list[int] = field(default_factory=list)
     curves: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+
+    @property
+    def t_column(self) -> str:
+        """The budget, or the median evaluations used and the budget when runs stopped early."""
+        used = self.evaluations_used
+        if not used or min(used) >= self.budget:
+            return str(self.budget)
+        return f"{float(np.median(used)):g} of {self.budget}"
 
     def metric(self, name: str) -> tuple[float, float]:
         """Mean and standard error of one final metric.
@@ -244,6 +255,7 @@ def aggregate(
                     padded[n:] = v[n - 1]
                 per_run[k].append(padded)
             seconds.append(ev.ask_seconds + ev.eval_seconds)
+            g.evaluations_used.append(int(len(ev.ask_seconds)))
             g.n_failed_evals += int(ev.failed.sum())
             g.run_ids.append(run.id)
         g.n_runs = len(members)
@@ -652,7 +664,8 @@ def render_markdown(
         "Regret is `r_t = f* - f(x_t)` from the noise-free objective; simple regret `S_T = min_t r_t`; "
         "average regret `R_T/T`. Values are mean ± standard error over runs (seeds); failed "
         "evaluations count against the budget but not in these statistics. "
-        "`s/eval` is the median time of one ask plus one objective evaluation.",
+        "`s/eval` is the median time of one ask plus one objective evaluation; `T` is the budget, "
+        "or `m of T` (the median evaluations used) when runs ended early (e.g. selection-only runs).",
         "",
     ]
     for note in notes:
@@ -678,12 +691,12 @@ def render_markdown(
         for (plabel, budget), pgroups in by_problem.items():
             lines += [f"### {plabel} (T = {budget})", ""]
             lines += [
-                "| method | runs | T | simple regret S_T | R_T/T | best f | s/eval | failed evals |",
+                "| method | runs | T (evals used) | simple regret S_T | R_T/T | best f | s/eval | failed evals |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for g in pgroups:
                 lines.append(
-                    f"| {g.label} | {g.n_runs} | {g.budget} | {format_mean_se(*g.simple_regret)} | "
+                    f"| {g.label} | {g.n_runs} | {g.t_column} | {format_mean_se(*g.simple_regret)} | "
                     f"{format_mean_se(*g.avg_regret)} | {format_mean_se(*g.best_f)} | "
                     f"{_fmt_seconds(g.sec_per_eval)} | {g.n_failed_evals} |"
                 )

@@ -5,5 +5,6 @@ from __future__ import annotations
 from .base import Method
 from .registry import available_methods, get_method_class, make_method, register
 from . import add_gp_ucb, direct_search, gp_ei, gp_ucb, random_search  # noqa: F401  (register the methods)
+from . import cws, hds  # noqa: F401  (Chen et al. 2012 and its CWS baseline)
 
 __all__ = ["Method", "available_methods", "get_method_class", "make_method", "register"]

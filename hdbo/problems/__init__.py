@@ -24,6 +24,7 @@ from .synthetic import (  # also registers the synthetic functions
     rosenbrock,
 )
 from .additive import KANDASAMY2015_CONFIGS, additive_trimodal, trimodal  # also registers them
+from .gp_samples import chen_beale, chen_branin, gp_sample, quad, quadmix  # also registers them (Chen et al. 2012)
 
 __all__ = [
     "Problem",
@@ -45,4 +46,9 @@ __all__ = [
     "trimodal",
     "additive_trimodal",
     "KANDASAMY2015_CONFIGS",
+    "gp_sample",
+    "quad",
+    "quadmix",
+    "chen_branin",
+    "chen_beale",
 ]

@@ -464,3 +464,5 @@ def test_method_done_ends_the_run_early(store, stops_early):
     assert group.curves["simple_regret"].shape == (1, 8)
     # the curve keeps the last value after the method stopped
     assert np.all(group.curves["simple_regret"][0, 3:] == group.curves["simple_regret"][0, 2])
+    # the report's T column gives the evaluations used next to the budget
+    assert group.evaluations_used == [3] and group.t_column == "3 of 8"

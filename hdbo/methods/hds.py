@@ -1,0 +1,467 @@
+"""HDS + GP-UCB (Chen, Castro, Krause, ICML 2012): variable selection, then GP-UCB on the selection.
+
+Phase 1 runs Hierarchical Diagonal Sampling (Algorithm 1) with the FDT or GPT sequential test
+(:class:`hdbo.structure.variable_selection.HDSSelector`); every one of its queries is an
+``ask``/``tell`` of this method, so it is counted, stored and resumable. Phase 2 runs GP-UCB
+(Section 4) on the coordinates declared active, the others held at the background vector
+``x0`` of phase 1. The method works on ``[-1, 1]^D`` (``domain = "symmetric"``).
+
+Choices (SPEC.md P2.A.6 where the paper is silent):
+
+* The model of the paper is assumed known: ``sigma_s^2`` (``signal_variance``), ``b``
+  (``bandwidth``) and the noise variance ``sigma^2`` (``noise_variance``) are used by the tests
+  and by the GP of phase 2: zero mean, SE kernel ``sigma_s^2 exp(-|x_S - x'_S|^2 / b^2)`` on the
+  selected coordinates S (length-scale ``b / sqrt(2)`` in hdbo's convention), no
+  standardization. ``fit_hyperparameters=True`` instead fits an SE kernel (and, with
+  ``fit_noise=True``, the noise) by marginal likelihood on standardized outputs.
+* All observations of phase 1 are reused in phase 2 (only their selected coordinates matter).
+* ``beta="chen2012"`` (default) is beta_t of Theorem 4.1 with ``d = |S|`` and ``delta_o = 0.1``
+  (``beta_params={"delta": ...}``), with ``t`` the index of the query in the whole run (HDS
+  queries count towards the horizon, SPEC.md P2.A.6). Any schedule of
+  :mod:`hdbo.acquisition.schedules` (``d`` defaults to ``|S|``) or a constant may be given,
+  e.g. the practical ``"kandasamy2015"`` (``0.2 |S| log 2t``).
+* Acquisition: ``acq_budget`` evaluations per query (default 500): 80% screen uniform random
+  points of ``[-1, 1]^|S|`` in one vectorized call, the rest go to L-BFGS-B runs (analytic
+  gradients) from the best ``2 |S|`` of them. SPEC.md P2.A.6 proposes ``10 |S|`` starts; fewer,
+  longer runs were as good on |S| <= 6 and keep a query well under a second.
+* Budget sharing: selection gets ``selection_budget`` evaluations (default: half of
+  ``budget``, or all of it with ``optimize=False``; 2000, the paper's cap, when the budget is
+  unknown); phase 2 starts as soon as the tree search ends or that budget is spent. If nothing
+  was selected, phase 2 searches all D coordinates (with a warning).
+* ``optimize=False`` is the paper's variable-selection experiment: :attr:`done` becomes True
+  when the selection ends, so runners stop there and the evaluations used are the sample
+  complexity.
+
+References
+----------
+B. Chen, R. M. Castro, A. Krause. Joint optimization and variable selection of
+high-dimensional Gaussian processes. ICML 2012 (``../shared/papers/001_fbcc165fdee27bb5.txt``),
+Algorithm 1, Theorem 4.1.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_bool, check_int, check_real
+from ..acquisition import UCB
+from ..acquisition.maximizers import maximize
+from ..gp import GaussianProcess, SquaredExponential
+from ..space import Box
+from ..structure.variable_selection import HDSSelector
+from .gp_based import GPMethod
+from .gp_ucb import resolve_beta
+from .registry import register
+
+__all__ = ["HDS", "SelectThenOptimize", "chen2012_beta"]
+
+_DEFAULT_SELECTION_CAP = 2000
+
+
+def chen2012_beta(t: float, *, d: int, bandwidth: float, signal_variance: float, delta: float = 0.1) -> float:
+    """beta_t of Theorem 4.1 (Chen et al. 2012).
+
+    ``beta_t = 2 log(2 pi^2 t^2 / (3 delta)) + 2 d log(2 t^2 d sigma_s / b * sqrt(log(4 d / delta)))``.
+
+    Parameters
+    ----------
+    t : float
+        Iteration, ``t >= 1``.
+    d : int
+        Number of (selected) active coordinates.
+    bandwidth : float
+        ``b``.
+    signal_variance : float
+        ``sigma_s^2`` (the formula uses ``sigma_s``).
+    delta : float, default 0.1
+        Confidence parameter ``delta_o``.
+
+    Returns
+    -------
+    float
+    """
+    t = max(float(t), 1.0)
+    sigma_s = math.sqrt(signal_variance)
+    root = math.sqrt(math.log(4.0 * d / delta))
+    return 2.0 * math.log(2.0 * math.pi**2 * t * t / (3.0 * delta)) + 2.0 * d * math.log(
+        2.0 * t * t * d * sigma_s / bandwidth * root)
+
+
+def _true_active(structure: dict[str, Any]) -> list[int] | None:
+    """The problem's active coordinates (``structure["active_dims"]``, or ``"active"``), if known."""
+    for key in ("active_dims", "active"):
+        if structure.get(key) is not None:
+            return sorted(int(i) for i in structure[key])
+    return None
+
+
+class SelectThenOptimize(GPMethod):
+    """Base of two-phase methods: a variable-selection phase, then GP-UCB on the selection.
+
+    Subclasses implement :meth:`_selection_propose`, :meth:`_selection_consume`,
+    :meth:`_selection_done`, :meth:`_selection_result`, and the state/diagnostics hooks of
+    their selection phase. See the module docstring for the options.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box (mapped to ``[-1, 1]^D``).
+    bandwidth : float, default 0.1
+        ``b``.
+    signal_variance : float, default 1.0
+        ``sigma_s^2``.
+    noise_variance : float, default 0.1
+        Assumed noise variance ``sigma^2`` (also the GP's, fixed unless ``fit_noise=True``).
+    selection_budget : int, optional
+        Evaluations for the selection phase (see the module docstring for the default).
+    optimize : bool, default True
+        Run GP-UCB after the selection; False ends the run (:attr:`done`) after it.
+    beta : str or float, default "chen2012"
+        beta_t of phase 2.
+    beta_params : dict, optional
+        Parameters of the schedule (``"chen2012"``: ``delta``).
+    fit_hyperparameters : bool, default False
+        Fit the GP of phase 2 by marginal likelihood instead of using the known model.
+    **kwargs
+        :class:`~hdbo.methods.gp_based.GPMethod` options. Defaults here: ``n_init=1``,
+        ``kernel="se"``, ``ard=False``, ``fit_noise=False``, ``refit_growth=None``,
+        ``maximizer="lbfgsb"``.
+    """
+
+    domain = "symmetric"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        bandwidth: float = 0.1,
+        signal_variance: float = 1.0,
+        noise_variance: float = 0.1,
+        selection_budget: int | None = None,
+        optimize: bool = True,
+        beta: str | float = "chen2012",
+        beta_params: dict[str, Any] | None = None,
+        fit_hyperparameters: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        for key, value in (("n_init", 1), ("kernel", "se"), ("ard", False), ("fit_noise", False),
+                           ("refit_growth", None), ("maximizer", "lbfgsb")):
+            kwargs.setdefault(key, value)
+        super().__init__(bounds, noise_variance=noise_variance, **kwargs)
+        self.bandwidth = check_real(bandwidth, "bandwidth", low=0, low_inclusive=False)
+        self.signal_variance = check_real(signal_variance, "signal_variance", low=0, low_inclusive=False)
+        self.selection_budget = check_int(selection_budget, "selection_budget", low=1, allow_none=True)
+        self.optimize = check_bool(optimize, "optimize")
+        self.fit_hyperparameters = check_bool(fit_hyperparameters, "fit_hyperparameters")
+        self.beta = beta
+        self.beta_params = dict(beta_params or {})
+        if isinstance(beta, str) and beta == "chen2012":
+            unknown = set(self.beta_params) - {"delta"}
+            if unknown:
+                raise ValueError(f"beta_params for 'chen2012' take only 'delta', got {sorted(unknown)}")
+            check_real(self.beta_params.get("delta", 0.1), "beta_params['delta']", low=0, high=1,
+                       low_inclusive=False, high_inclusive=False)
+        else:
+            resolve_beta(beta, self.beta_params, 1)  # validates early
+        self.true_active_ = _true_active(self.structure)
+        self.selected_: list[int] | None = None
+        self._beta_fn: Callable[[int], float] | None = None
+
+    # ------------------------------------------------------------------ budget
+    @property
+    def selection_limit(self) -> int:
+        """Evaluations the selection phase may use."""
+        if self.selection_budget is not None:
+            return self.selection_budget
+        if self.budget is None:
+            return _DEFAULT_SELECTION_CAP
+        return self.budget if not self.optimize else max(1, self.budget // 2)
+
+    @property
+    def selecting(self) -> bool:
+        """True while the selection phase runs."""
+        return self.selected_ is None
+
+    @property
+    def done(self) -> bool:
+        """True after the selection when ``optimize=False`` (see :attr:`Method.done`)."""
+        return (not self.optimize) and not self.selecting
+
+    # ------------------------------------------------------------------ subclass hooks
+    def _selection_propose(self) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def _selection_consume(self, u: NDArray[np.float64], y: float) -> None:
+        raise NotImplementedError
+
+    def _selection_done(self) -> bool:
+        raise NotImplementedError
+
+    def _selection_result(self) -> list[int]:
+        raise NotImplementedError
+
+    def _background(self) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ phases
+    def _finish_selection(self) -> None:
+        selected = sorted(int(i) for i in self._selection_result())
+        if not selected and self.optimize:
+            warnings.warn(f"{self.name}: no variable was selected; GP-UCB will search all {self.dim} coordinates",
+                          RuntimeWarning, stacklevel=3)
+            self.selected_ = []
+        else:
+            self.selected_ = selected
+        self.gp_ = None
+        self._n_at_refit = 0
+
+    @property
+    def search_dims(self) -> list[int]:
+        """Coordinates GP-UCB searches: the selection, or all of them if it is empty."""
+        if self.selected_ is None:
+            raise RuntimeError("the selection phase is not finished")
+        return self.selected_ if self.selected_ else list(range(self.dim))
+
+    def _ask(self) -> NDArray[np.float64]:
+        if self.selecting:
+            return self._selection_propose()
+        return super()._ask()
+
+    def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
+        if self.selecting:
+            self._selection_consume(u, y)
+            if self._selection_done():
+                self._finish_selection()
+
+    # ------------------------------------------------------------------ GP-UCB phase
+    def _gp_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return self.X_obs[:, self.search_dims], self.y_obs
+
+    def _make_kernel(self) -> SquaredExponential:
+        k = len(self.search_dims)
+        ls = self.bandwidth / math.sqrt(2.0)  # paper: exp(-r^2 / b^2) = exp(-r^2 / (2 (b/sqrt 2)^2))
+        if self.fit_hyperparameters:
+            lo, hi = self.lengthscale_bounds
+            return SquaredExponential(k, lengthscale=min(max(ls, lo), hi), ard=self.ard,
+                                      lengthscale_bounds=self.lengthscale_bounds)
+        return SquaredExponential(k, lengthscale=ls, variance=self.signal_variance).fix(
+            variance=self.signal_variance, lengthscale=ls)
+
+    def _make_gp(self) -> GaussianProcess:
+        if self.fit_hyperparameters:
+            return super()._make_gp()
+        nv = self.noise_variance
+        return GaussianProcess(self._make_kernel(), noise_variance=nv, noise_bounds=(nv, nv), mean="zero",
+                               standardize=False, n_restarts=0)
+
+    def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
+        gp = self.gp_ if self.gp_ is not None else self._make_gp()
+        return gp.fit(X, y, optimize=self.fit_hyperparameters, rng=self.rng)
+
+    def beta_t(self, t: int | None = None) -> float:
+        """beta_t of phase 2.
+
+        Parameters
+        ----------
+        t : int, optional
+            Default: the index of the upcoming query in the whole run (``n_told + 1``).
+
+        Returns
+        -------
+        float
+        """
+        if self._beta_fn is None:
+            k = len(self.search_dims)
+            if isinstance(self.beta, str) and self.beta == "chen2012":
+                delta = float(self.beta_params.get("delta", 0.1))
+                bw, sv = self.bandwidth, self.signal_variance
+                self._beta_fn = lambda s: chen2012_beta(s, d=k, bandwidth=bw, signal_variance=sv, delta=delta)
+            else:
+                self._beta_fn = resolve_beta(self.beta, self.beta_params, k)
+        return float(self._beta_fn(self.n_told + 1 if t is None else t))
+
+    @property
+    def acquisition_budget(self) -> int:
+        """Acquisition evaluations per query (``acq_budget``, default 500)."""
+        return self.acq_budget if self.acq_budget is not None else 500
+
+    def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
+        dims = self.search_dims
+        acq = UCB(gp, self.beta_t())
+        bounds = self.space.bounds[dims]
+        if self.maximizer == "lbfgsb":
+            # 80% of the budget screens random points in one vectorized call, the rest goes to
+            # L-BFGS-B runs (analytic gradients) from the best 2 |S| of them.
+            budget = self.acquisition_budget
+            res = maximize("lbfgsb", acq, bounds, budget=budget, rng=self.rng, fun_and_grad=acq.value_and_grad,
+                           n_starts=max(2, 2 * len(dims)), n_raw=max(1, (4 * budget) // 5))
+            z, self.last_acq_nfev_ = res.x, res.nfev
+        else:
+            z = self._maximize(acq, acq.value_and_grad, bounds=bounds)
+        u = self._background().copy()
+        u[dims] = z
+        return u
+
+    # ------------------------------------------------------------------ state & diagnostics
+    def _get_internal_state(self) -> dict[str, Any]:
+        state = super()._get_internal_state() if not self.selecting else {"gp": None, "n_at_refit": 0}
+        state["selected"] = self.selected_
+        return state
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self.selected_ = None if state["selected"] is None else [int(i) for i in state["selected"]]
+        self._beta_fn = None
+        if self.selected_ is not None:
+            super()._set_internal_state(state)
+
+    def _recovery(self, selected: list[int]) -> dict[str, Any]:
+        if self.true_active_ is None:
+            return {}
+        sel, true = set(selected), set(self.true_active_)
+        return {"recovered": sel == true, "false_positives": len(sel - true), "false_negatives": len(true - sel)}
+
+    def diagnostics(self) -> dict[str, Any]:
+        """What the selection found and, if the truth is known, how well.
+
+        Returns
+        -------
+        dict
+            ``selected`` (list of int, or None while selecting), ``n_selected``,
+            ``selection_finished`` (bool), ``selection_evaluations`` (evaluations used by the
+            selection); with ``structure["active_dims"]`` known and the selection finished,
+            ``recovered`` (bool: selected set equals the true one), ``false_positives`` and
+            ``false_negatives`` (counts); after the first GP fit, ``hyperparameters``.
+        """
+        info: dict[str, Any] = super().diagnostics() if not self.selecting else {}
+        info.update(selected=self.selected_, n_selected=None if self.selected_ is None else len(self.selected_),
+                    selection_finished=not self.selecting)
+        if self.selected_ is not None:
+            info.update(self._recovery(self.selected_))
+        return info
+
+
+@register
+class HDS(SelectThenOptimize):
+    """HDS variable selection (FDT or GPT test), then GP-UCB on the selection (module docstring).
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box (the method works on ``[-1, 1]^D``).
+    test : {"fdt", "gpt"}, default "fdt"
+        Sequential test of Algorithm 1.
+    theta1 : float, default 10.0
+        Upper LLR threshold ``Theta_1`` (node active).
+    theta0 : float, default -10.0
+        Lower LLR threshold ``Theta_0`` (node inactive).
+    fdt_factor : float, default 0.95
+        ``sigma_1^2 = 2 (fdt_factor sigma_s^2 + sigma^2)`` (FDT).
+    grid_size : int, default 201
+        Grid of the GPT sampling rule on ``[-1, 1]``.
+    gpt_offset_variance : float, default 0.0
+        GPT: prior variance of an unknown constant added to both hypotheses (0 = the paper's
+        test; see :class:`~hdbo.structure.variable_selection.HDSSelector`).
+    **kwargs
+        :class:`SelectThenOptimize` options (``bandwidth``, ``signal_variance``,
+        ``noise_variance``, ``selection_budget``, ``optimize``, ``beta``, ``beta_params``,
+        ``fit_hyperparameters``) and :class:`~hdbo.methods.gp_based.GPMethod` options.
+
+    Attributes
+    ----------
+    selector_ : HDSSelector
+        The tree search (phase 1).
+    selected_ : list of int or None
+        The selected coordinates, once the selection ended.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an option has the wrong type or is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hdbo.methods import make_method
+    >>> m = make_method("hds", [(-1, 1)] * 16, seed=0, test="gpt", optimize=False, budget=500)
+    >>> rng = np.random.default_rng(1)
+    >>> while not m.done:
+    ...     x = m.ask()
+    ...     m.tell(x, np.sin(10 * x[5]) + 0.3 * rng.standard_normal())
+    >>> m.selected_
+    [5]
+    """
+
+    name = "hds"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        test: str = "fdt",
+        theta1: float = 10.0,
+        theta0: float = -10.0,
+        fdt_factor: float = 0.95,
+        grid_size: int = 201,
+        gpt_offset_variance: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, **kwargs)
+        self.test, self.theta1, self.theta0 = test, theta1, theta0
+        self.fdt_factor, self.grid_size = fdt_factor, grid_size
+        self.gpt_offset_variance = gpt_offset_variance
+        background = self.rng.uniform(-1.0, 1.0, self.dim)  # x0, drawn before any query
+        self.selector_ = self._new_selector(background)
+
+    def _new_selector(self, background: NDArray[np.float64]) -> HDSSelector:
+        return HDSSelector(
+            self.dim, background=background, test=self.test, theta1=self.theta1, theta0=self.theta0,
+            bandwidth=self.bandwidth, signal_variance=self.signal_variance, noise_variance=self.noise_variance,
+            max_evaluations=self.selection_limit, fdt_factor=self.fdt_factor, grid_size=self.grid_size,
+            offset_variance=self.gpt_offset_variance)
+
+    def _selection_propose(self) -> NDArray[np.float64]:
+        return self.selector_.propose(self.rng)
+
+    def _selection_consume(self, u: NDArray[np.float64], y: float) -> None:
+        self.selector_.consume(u, y)
+
+    def _selection_done(self) -> bool:
+        return self.selector_.done
+
+    def _selection_result(self) -> list[int]:
+        return list(self.selector_.selected)
+
+    def _background(self) -> NDArray[np.float64]:
+        return self.selector_.background
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        state = super()._get_internal_state()
+        state["selector"] = self.selector_.state_dict()
+        return state
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self.selector_ = HDSSelector.from_state(state["selector"])
+        super()._set_internal_state(state)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Selection results (see :meth:`SelectThenOptimize.diagnostics`) plus the tree search's counts.
+
+        Returns
+        -------
+        dict
+            Also ``test``, ``selection_iterations`` (FDT pairs or GPT samples),
+            ``tree_nodes`` (nodes decided), ``selection_failed_evaluations`` and
+            ``undetermined_nodes`` (left when the budget ran out).
+        """
+        info = super().diagnostics()
+        sel = self.selector_
+        info.update(test=self.test, selection_evaluations=sel.n_evaluations, selection_iterations=sel.n_iterations,
+                    tree_nodes=len(sel.decided), undetermined_nodes=len(sel.nodes),
+                    selection_failed_evaluations=sel.n_failed)
+        return info
+
