@@ -33,8 +33,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import Bounds, direct, minimize
 
-from .._validation import check_bool, check_int
+from .._validation import check_bool, check_choice, check_int
 from ..space import Box, as_box
+from ._direct import direct_minimize
 
 __all__ = [
     "MaximizeResult",
@@ -223,13 +224,15 @@ def maximize_direct(
     rng: np.random.Generator,
     locally_biased: bool = False,
     x0_candidates: ArrayLike | None = None,
+    backend: str = "batched",
 ) -> MaximizeResult:
-    """Maximize with DIRECT (dividing rectangles), ``scipy.optimize.direct``.
+    """Maximize with DIRECT (dividing rectangles).
 
     Parameters
     ----------
     fun : callable
-        Vectorized ``(n, d) -> (n,)``; DIRECT calls it with one point at a time, shape (1, d).
+        Vectorized ``(n, d) -> (n,)``. The batched backend calls it once per DIRECT iteration
+        with all the points that iteration samples; SciPy calls it with one point at a time.
     bounds : Box or array_like of shape (d, 2)
         The box.
     budget : int
@@ -241,6 +244,11 @@ def maximize_direct(
         True runs the locally biased DIRECT-L.
     x0_candidates : array_like of shape (m, d), optional
         Extra points evaluated before DIRECT starts; the best of everything is returned.
+    backend : {"batched", "scipy"}, default "batched"
+        ``"batched"`` runs hdbo's implementation of the original DIRECT
+        (:mod:`hdbo.acquisition._direct`), which evaluates each iteration's points in one
+        vectorized call; ``"scipy"`` runs ``scipy.optimize.direct``. DIRECT-L
+        (``locally_biased=True``) always runs SciPy's.
 
     Returns
     -------
@@ -253,14 +261,23 @@ def maximize_direct(
         ``locally_biased`` is not a bool.
     ValueError
         If the bounds are invalid, ``budget < 1``, ``x0_candidates`` has the wrong shape or
-        non-finite entries, or ``fun`` returns an array of the wrong shape.
+        non-finite entries, ``backend`` is unknown, or ``fun`` returns an array of the wrong
+        shape.
 
     Notes
     -----
     SciPy's DIRECT may finish its current iteration past ``maxfun``; here the evaluation that
-    would exceed the budget stops the search instead, so ``nfev <= budget``. DIRECT can also
-    stop earlier on its own tolerances (``len_tol``, ``vol_tol``). A non-finite value is shown
-    to DIRECT as the worst finite value seen so far, so the hull computations stay finite.
+    would exceed the budget stops the search instead, so ``nfev <= budget`` (the batched
+    backend evaluates the part of the last iteration that fits). DIRECT can also stop earlier
+    on its own tolerances (SciPy: ``len_tol``, ``vol_tol``; batched: ``len_tol`` only). A
+    non-finite value is shown to DIRECT as the worst finite value seen so far, so the hull
+    computations stay finite.
+
+    The two backends follow the same algorithm but break ties between equally good
+    rectangles differently, so their points differ after the first iterations; on Branin,
+    Hartmann-6 and Rastrigin in 5 and 40 dimensions with budgets of 100-2000 the best values
+    they reach agree or favour the batched backend (``benchmarks/bench_direct.py``). With a
+    GP acquisition the batched backend is several times faster per point.
 
     References
     ----------
@@ -269,10 +286,21 @@ def maximize_direct(
     """
     ev, box, x0 = _setup(fun, bounds, budget, rng, x0_candidates)
     locally_biased = check_bool(locally_biased, "locally_biased")
+    backend = check_choice(backend, "backend", ("batched", "scipy"))
     _evaluate_candidates(ev, x0)
     remaining = ev.limit - ev.nfev
     if remaining == 0:
         return ev.result("direct", message="budget used up by x0_candidates")
+    if backend == "batched" and not locally_biased:
+        lower, width = box.lower, box.width
+
+        def objective_batch(U: Array) -> Array:
+            v = ev.values(lower + width * U)
+            worst = 0.0 if ev.lowest is None else -ev.lowest
+            return np.where(v > -np.inf, -v, worst)
+
+        _, message = direct_minimize(objective_batch, box.dim, remaining)
+        return ev.result("direct", message=message)
 
     def objective(x: Array) -> float:
         v = ev.value_one(x)

@@ -68,6 +68,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .._progress import Progress
+from .._threads import blas_threads as limit_blas_threads
 from ..methods import Method, make_method
 from ..problems.base import Problem
 from ..utils import generator_from_state, generator_state
@@ -616,6 +617,7 @@ def run_many(
     progress: bool = True,
     dask_address: str | None = None,
     stale_after: float = STALE_AFTER_SECONDS,
+    blas_threads: int | None = 1,
 ) -> RunSummary:
     """Execute many runs, skipping finished ones and resuming interrupted ones.
 
@@ -641,6 +643,10 @@ def run_many(
     stale_after : float, default STALE_AFTER_SECONDS
         Seconds without a heartbeat after which a claim of another host is stale (see
         :func:`run_one`).
+    blas_threads : int or None, default 1
+        Most BLAS threads per run (see :func:`hdbo._threads.blas_threads`): the default
+        gives every worker one thread, which is fastest for matrices of this size when
+        several runs share the cores. ``None`` leaves the BLAS settings alone.
 
     Returns
     -------
@@ -692,13 +698,14 @@ def run_many(
         tracker = _EvaluationProgress(bar, initial, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
         try:
-            if dask_address is not None:
-                _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after)
-            elif workers == 1 or len(todo) <= 1:
-                for c in todo:
-                    _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
-            else:
-                _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after)
+            with limit_blas_threads(blas_threads):
+                if dask_address is not None:
+                    _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after)
+                elif workers == 1 or len(todo) <= 1:
+                    for c in todo:
+                        _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
+                else:
+                    _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after)
         finally:
             bar.close()
         for key in unique:
