@@ -34,7 +34,7 @@ FAST_OPTIONS: dict[str, dict] = {
     "si-bo": {"k": 1, "m_Phi": 3, "grid_points": 51, "refit_every": 2, "ds_solver": "admm"},
     "random-subspace-ucb": {"k": 2, "grid_points": 21, "n_init": 3, "refit_every": 3},
     "exact-subspace-ucb": {"grid_points": 21, "n_init": 3, "refit_every": 3,
-                           "structure": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]}},
+                           "subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]},
     "highdim-random-ucb": {"n_candidates": 100, "n_init": 3, "refit_every": 3},
     # 10 FDT evaluations of selection (the failures at 2 and 7 fall in it), then GP-UCB.
     "hds": {"selection_budget": 10, "noise_variance": 1e-4, "acq_budget": 150},
@@ -45,6 +45,31 @@ FAST_OPTIONS: dict[str, dict] = {
 
 
 RUNNER_OPTIONS: dict[str, dict] = {
+    # embedding methods (d = D = 2 here): n_init = 2 (SRE: 1) so the model is refitted within the first 8
+    # evaluations despite the failures; SRE: stage 1 holds evaluations 0-8,
+    # stage 2 opens after the resume.
+    "rembo": {"n_init": 2, "acq_budget": 150},
+    # HeSBO: with D = d = 2 the paper's uniform hash may put both coordinates in one bucket
+    # (a diagonal line, failing almost everywhere here); surjective=True keeps them apart.
+    "hesbo": {"n_init": 2, "acq_budget": 150, "surjective": True},
+    "sre": {"n_init": 1, "refit_every": 1, "m": 2, "stage_length": 8, "acq_budget": 150},
     "hds": {"n_init": 1, "selection_budget": 6, "noise_variance": 1e-4, "acq_budget": 150},
     "cws": {"n_init": 1, "n_select": 1, "rounds": 1, "selection_budget": 4, "acq_budget": 150},
+    # d = 1 (M = 2 groups of z) and a 1-iteration exploration phase, so W is learned (and alpha
+    # chosen) at the refits before the interrupt and the resumed state carries a learned W
+    # (PP: its clipped points often fail here, so it refits at every success).
+    "rpp-gp-ucb": {"d": 1, "explore_iters": 1, "w_iters": 10, "alpha_grid": 5, "acq_budget": 150},
+    "pp-gp-ucb": {"d": 1, "explore_iters": 1, "w_iters": 10, "acq_budget": 150, "refit_every": 1},
+    # MS-UCB / DropoutUCB: d = 1 of the 2 coordinates (d = D = 2 would make MS-UCB plain GP-UCB);
+    # MS-UCB / LineBO: refit at every success so a refitted model is stored despite the failures.
+    "ms-ucb": {"d": 1, "acq_budget": 150, "refit_every": 1},
+    "line-bo": {"acq_budget": 150, "refit_every": 1},
+    "dropout-ucb": {"d": 1, "acq_budget": 150},
+    # SI-BO: Phase 1 = m_X (m_Phi + 1) = 2 (2 + 1) = 6 evaluations (about half fail here), then
+    # GP-UCB on a line; n_init = 1 and refits at every success (also for the baselines, whose UCB
+    # keeps probing the failing corner), so a refitted model is stored before the interrupt.
+    "si-bo": {"n_init": 1, "k": 1, "m_Phi": 2, "grid_points": 51, "ds_solver": "admm", "refit_every": 1},
+    "random-subspace-ucb": {"n_init": 2, "k": 1, "grid_points": 51, "refit_every": 1},
+    "exact-subspace-ucb": {"n_init": 2, "subspace": [[1.0, 0.5]], "grid_points": 51, "refit_every": 1},
+    "highdim-random-ucb": {"n_init": 2, "n_candidates": 100, "refit_every": 1},
 }

@@ -309,8 +309,12 @@ class Comparison:
     better : bool
         ``method``'s mean is strictly better (lower regret, higher ``best_f``).
     significant : bool
-        ``|mean - other_mean| > 2 sqrt(se^2 + other_se^2)``; False when a standard error is
-        unknown (a group of one run).
+        By the claim's test: ``|mean - other_mean| > 2 sqrt(se^2 + other_se^2)`` (``"2se"``)
+        or ``p_value < 0.05`` (``"welch"``); False when a standard error is unknown (a group
+        of one run).
+    p_value : float
+        Two-sided p-value of Welch's t-test for equal means (from the means, standard errors
+        and run counts); NaN when a group has fewer than two runs.
     """
 
     problem: str
@@ -324,6 +328,7 @@ class Comparison:
     other_n_runs: int
     better: bool
     significant: bool
+    p_value: float = math.nan
 
     @property
     def se_diff(self) -> float:
@@ -473,6 +478,11 @@ def _check_one(
             (mean, se, n), (other_mean, other_se, other_n) = a, b
             diff = mean - other_mean
             se_diff = math.sqrt(se**2 + other_se**2)  # NaN when a group has one run
+            p_value = _welch_p(mean, se, n, other_mean, other_se, other_n)
+            if claim.test == "welch":
+                significant = bool(p_value < 0.05)  # False for NaN
+            else:
+                significant = bool(abs(diff) > 2.0 * se_diff)  # False for NaN
             comparisons.append(
                 Comparison(
                     problem=problem,
@@ -485,7 +495,8 @@ def _check_one(
                     other_se=other_se,
                     other_n_runs=other_n,
                     better=diff > 0 if higher else diff < 0,
-                    significant=bool(abs(diff) > 2.0 * se_diff),  # False for NaN
+                    significant=significant,
+                    p_value=p_value,
                 )
             )
     if missing:
@@ -524,6 +535,20 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _welch_p(m1: float, se1: float, n1: int, m2: float, se2: float, n2: int) -> float:
+    """Two-sided p-value of Welch's t-test from means, standard errors and run counts."""
+    if n1 < 2 or n2 < 2 or not all(math.isfinite(v) for v in (m1, se1, m2, se2)):
+        return math.nan
+    var = se1**2 + se2**2
+    if var == 0.0:
+        return 1.0 if m1 == m2 else 0.0
+    from scipy.stats import t as student_t  # imported here: scipy.stats is slow to import
+
+    t = (m1 - m2) / math.sqrt(var)
+    dof = var**2 / (se1**4 / (n1 - 1) + se2**4 / (n2 - 1))
+    return float(2.0 * student_t.sf(abs(t), dof))
+
+
 def _claim_numbers(check: ClaimCheck) -> str:
     """``S_T: Add-* 0.12 ± 0.03 vs GP-UCB 1.3 ± 0.2 (sig.), DiRect 0.5 ± 0.1 (n.s.)``, a line per problem."""
     parts: list[str] = []
@@ -542,6 +567,8 @@ def _claim_numbers(check: ClaimCheck) -> str:
         versus = []
         for c in comps:
             mark = "no SE" if not math.isfinite(c.se_diff) else "sig." if c.significant else "n.s."
+            if check.claim.test == "welch" and math.isfinite(c.p_value):
+                mark += f", p = {c.p_value:.2g}"
             versus.append(f"{c.other} {format_mean_se(c.other_mean, c.other_se)} ({mark})")
         head = f"{comps[0].method} {format_mean_se(comps[0].mean, comps[0].se)} vs "
         parts.append((f"{problem}: " if multi else "") + head + ", ".join(versus))
@@ -576,17 +603,18 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
     lines += [
         (
             "Means over finished runs of the metric at the final evaluation T; *significant* when the "
-            "difference exceeds 2 standard errors of the difference (held: every comparison; not held: "
-            "some comparison it loses)."
+            "difference exceeds 2 standard errors of the difference, or for claims marked *(t-test)* when "
+            "Welch's two-sided t-test rejects equal means at the 5% level (held: every comparison; "
+            "not held: some comparison it loses)."
         ),
         "",
-        "| claim | source | problem(s) | result | numbers (mean ± SE) | significant (2 SE) | scale |",
+        "| claim | source | problem(s) | result | numbers (mean ± SE) | significant | scale |",
         "|---|---|---|---|---|---|---|",
     ]
     for c in checks:
         sig = {True: "yes", False: "no", None: "—"}[c.significant]
         lines.append(
-            f"| {_cell(c.claim.text)} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
+            f"| {_cell(c.claim.text + (' *(t-test)*' if c.claim.test == 'welch' else ''))} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
             f"{c.result} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"
         )
     lines.append("")

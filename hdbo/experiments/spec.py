@@ -51,6 +51,7 @@ Format
     than = ["random"]                  # method labels; required for "better", optional for "best"
     source = "Section 5.1, Fig. 2"     # optional: where the paper says it
     higher_is_better = false           # optional for built-in metrics, required for "diag:" ones
+    test = "welch"                     # optional: "2se" (default) or "welch" (t-test, 95%)
 
 A claim is checked separately at every budget ``T`` present among the experiment's finished
 runs (quick and full runs are never mixed), on the mean over runs of the metric at the final
@@ -59,8 +60,10 @@ the claim's ``higher_is_better`` says. It is *held* at ``T`` if, on every listed
 ``method`` is strictly better than the mean of each method in ``than``; for ``kind = "best"``
 without ``than``, than the mean of every other method of the spec with finished runs on that
 problem at ``T``. A required method or problem without finished runs at ``T`` makes it
-*no data*. Reports also say whether each difference exceeds two standard errors of the
-difference; see :func:`hdbo.experiments.report.check_claims`.
+*no data*. Reports also say whether each difference is significant: by default when it
+exceeds two standard errors of the difference (``test = "2se"``), with ``test = "welch"``
+when Welch's two-sample t-test rejects equal means at the 5% level (two-sided, as the
+papers' t-tests); see :func:`hdbo.experiments.report.check_claims`.
 
 Metrics are ``simple_regret`` (``S_T``), ``avg_regret`` (``R_T/T``), ``best_f`` (best
 noise-free value), ``log10_simple_regret`` (mean over runs of ``log10 S_T``, with ``S_T``
@@ -104,6 +107,7 @@ __all__ = [
     "ScaleSpec",
     "ReferenceValue",
     "CLAIM_KINDS",
+    "CLAIM_TESTS",
     "Claim",
     "ExperimentSpec",
     "load_spec",
@@ -128,6 +132,8 @@ def higher_is_better(metric: str) -> bool | None:
     """Direction of a built-in metric (None for ``diag:`` metrics, whose direction a claim states)."""
     return _HIGHER.get(metric)
 CLAIM_KINDS = ("best", "better")
+#: Significance rules of a claim's comparisons: two standard errors, or Welch's t-test at 95%.
+CLAIM_TESTS = ("2se", "welch")
 RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
 
 
@@ -245,6 +251,9 @@ class Claim:
         (set by :func:`parse_spec`; empty means every other label found among the runs).
     higher_is_better : bool or None
         Direction of the metric; None means the built-in direction of ``metric``.
+    test : {"2se", "welch"}
+        When a difference counts as significant: beyond two standard errors of the
+        difference, or Welch's two-sided t-test at the 5% level.
     """
 
     text: str
@@ -256,6 +265,7 @@ class Claim:
     source: str = ""
     others: tuple[str, ...] = ()
     higher_is_better: bool | None = None
+    test: str = "2se"
 
     @property
     def higher(self) -> bool:
@@ -576,7 +586,7 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     method_labels = set(method_order)
     ctx.table(entry, where)
     ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"),
-             optional=("than", "source", "higher_is_better"))
+             optional=("than", "source", "higher_is_better", "test"))
     text = ctx.string(entry["text"], f"{where}.text")
     kind = entry["kind"]
     if kind not in CLAIM_KINDS:
@@ -602,10 +612,13 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     elif kind == "better":
         raise ctx.error(where, 'kind = "better" needs \'than\', the method labels it beats')
     source = ctx.string(entry.get("source", ""), f"{where}.source", allow_empty=True)
+    test = entry.get("test", "2se")
+    if test not in CLAIM_TESTS:
+        raise ctx.error(f"{where}.test", f"unknown test {test!r} (valid: {', '.join(CLAIM_TESTS)})")
     others = tuple(label for label in method_order if label != method) if than is None else ()
     return Claim(
         text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
-        higher_is_better=higher,
+        higher_is_better=higher, test=test,
     )
 
 

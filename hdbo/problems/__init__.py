@@ -24,6 +24,8 @@ from .synthetic import (  # also registers the synthetic functions
     rosenbrock,
 )
 from .additive import KANDASAMY2015_CONFIGS, additive_trimodal, trimodal  # also registers them
+from .projected import projected_trimodal  # also registers it (Li et al. 2016)
+from .subspace import branin_subspace, gabor_neuron, gp_subspace  # also registers them (Djolonga et al. 2013)
 from .gp_samples import chen_beale, chen_branin, gp_sample, quad, quadmix  # also registers them (Chen et al. 2012)
 
 __all__ = [
@@ -45,6 +47,10 @@ __all__ = [
     "rosenbrock",
     "trimodal",
     "additive_trimodal",
+    "projected_trimodal",
+    "gp_subspace",
+    "gabor_neuron",
+    "branin_subspace",
     "KANDASAMY2015_CONFIGS",
     "gp_sample",
     "quad",

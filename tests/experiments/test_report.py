@@ -399,6 +399,28 @@ def test_check_claims_one_row_per_budget(claim_store):
     assert "| A beats B on P1 | Sec. 1 | P1 | not held | S_T: A 0.9 vs B 0.4 (no SE) | no | 1 run, T = 8 |" in text
 
 
+def test_welch_claims(claim_store, tmp_path):
+    """test = "welch": significance by Welch's t-test (p-value as SciPy computes it from the data)."""
+    import dataclasses
+
+    from scipy.stats import ttest_ind_from_stats
+
+    from hdbo.experiments.report import check_claims
+
+    store, spec = claim_store
+    claims = [dataclasses.replace(c, test="welch") for c in spec.claims if c.text in ("A beats B on P1", "A beats C on P1")]
+    checks = {c.claim.text: c for c in check_claims(aggregate(store), claims, experiment="claims")}
+    for text, sig in (("A beats B on P1", True), ("A beats C on P1", False)):
+        comp = checks[text].comparisons[0]
+        expected = ttest_ind_from_stats(comp.mean, comp.se * math.sqrt(comp.n_runs), comp.n_runs, comp.other_mean,
+                                        comp.other_se * math.sqrt(comp.other_n_runs), comp.other_n_runs,
+                                        equal_var=False).pvalue
+        assert comp.p_value == pytest.approx(expected, rel=1e-9)
+        assert comp.significant is sig
+    section = write_report(store, tmp_path / "w.md", claims={spec.name: claims}, plots=False).read_text()
+    assert "| A beats B on P1 *(t-test)* | Sec. 1 | P1 | held | S_T: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig., p = " in section
+
+
 def test_report_claims_section(claim_store, tmp_path):
     store, spec = claim_store
     path = write_report(store, tmp_path / "claims.md", claims={spec.name: spec.claims}, plots=False)
@@ -406,7 +428,7 @@ def test_report_claims_section(claim_store, tmp_path):
     section = text.split("### Claims\n", 1)[1].split("\n### ", 1)[0]
     assert text.index("### Claims") < text.index("### P1 (T = 4)")  # before the per-problem tables
     assert section.lstrip().startswith("5 of 10 claims held at budget T = 4 (2 not held, 3 no data).")
-    assert "| claim | source | problem(s) | result | numbers (mean ± SE) | significant (2 SE) | scale |" in section
+    assert "| claim | source | problem(s) | result | numbers (mean ± SE) | significant | scale |" in section
     s_t = "S_T: A 0.2 ± 0.058 vs "
     rows = [  # claim | source | problem(s) | result | numbers | significant (2 SE) | scale
         ("A beats B on P1", "Sec. 1", "P1", "held", s_t + "B 1.1 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),

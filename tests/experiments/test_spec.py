@@ -165,6 +165,8 @@ def test_parse_claims(tmp_path):
     ]
     assert spec.at_scale("quick").claims == spec.claims  # scales do not touch claims
     assert load_spec(_write(tmp_path, GOOD)).claims == []
+    welch = load_spec(_write(tmp_path, CLAIMS.replace('source = "Sec. 5"', 'source = "Sec. 5"\ntest = "welch"')))
+    assert welch.claims[0].test == "welch" and spec.claims[0].test == "2se"
     best_than = load_spec(_write(tmp_path, CLAIMS.replace('method = "R"', 'method = "R"\nthan = ["gp-ucb"]')))
     assert best_than.claims[1].than == ("gp-ucb",) and best_than.claims[1].others == ()
 
@@ -193,6 +195,7 @@ C0, C1 = r"claim\[0\]", r"claim\[1\]"  # the "better" claim and the "best" claim
         ('than = ["R"]', 'than = ["R", "gp-ucb"]', C0 + r".than: lists the claim's own method 'gp-ucb'"),
         ('method = "R"', 'method = "R"\nthan = ["R"]', C1 + r".than: lists the claim's own method 'R'"),
         ('source = "Sec. 5"', "source = 5", C0 + r".source: expected a non-empty string"),
+        ('source = "Sec. 5"', 'source = "Sec. 5"\ntest = "anova"', C0 + r".test: unknown test 'anova' \(valid: 2se, welch\)"),
     ],
 )
 def test_claim_validation_errors(tmp_path, old, new, match):
