@@ -1,0 +1,119 @@
+"""Cost of one MS-UCB acquisition step as the subspace set Z_t grows.
+
+Run:  OPENBLAS_NUM_THREADS=1 python benchmarks/bench_ms_ucb.py [--dims 20 100] [--ts 1 10 100 300]
+      [--n-obs 200] [--repeats 5]
+
+Prints two tables (medians over ``--repeats``; the machine is shared, so medians, not means):
+
+1. ``MSUCB._acquire`` (screening + stacked L-BFGS-B, the default ``acq_budget = 300 D``
+   evaluations and ``10 D`` starts) on a GP with ``--n-obs`` observations, at iterations t
+   where ``|Z_t| = N0 sum_{j<=t} j^alpha`` with N0 = 10, alpha = 2 (up to ~10^8 subspaces):
+   the cost is set by the budget, not by ``|Z_t|`` (subspaces are generated on demand from a
+   counter-based generator; only the ones screened are materialized).
+2. Screening 10 random y on each of 1000 subspaces: one vectorized acquisition call over all
+   10 000 points (in chunks of 4096) against a Python loop with one call per subspace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from hdbo.acquisition import UCB
+from hdbo.methods import make_method
+from hdbo.methods.ms_ucb import subspace_count
+
+
+def objective(X: np.ndarray) -> np.ndarray:
+    """A smooth function on [-1, 1]^D depending on every coordinate."""
+    X = np.atleast_2d(X)
+    return -np.sum((X - 0.3) ** 2, axis=1) + 0.3 * np.sin(5 * X[:, 0]) * np.cos(3 * X[:, 1])
+
+
+def median_time(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def acquisition_table(dims: list[int], ts: list[int], n_obs: int, repeats: int) -> None:
+    N0, alpha = 10, 2
+    print(f"MS-UCB acquisition step, GP on {n_obs} points, N0 = {N0}, alpha = {alpha}, "
+          f"acq_budget = 300 D, n_starts = 10 D (median of {repeats})\n")
+    print("| D | t | |Z_t| | subspaces screened | starts | acq. evaluations | time per iteration |")
+    print("|---|---|---|---|---|---|---|")
+    for D in dims:
+        rng = np.random.default_rng(0)
+        X = rng.uniform(-1, 1, (n_obs, D))
+        y = objective(X)
+        for t in ts:
+            if t > n_obs:
+                continue
+            # iteration = n_told - n_init + 1, so n_init = n_obs + 1 - t puts the method at iteration t
+            m = make_method("ms-ucb", [(-1, 1)] * D, seed=0, N0=N0, alpha=alpha, n_init=n_obs + 1 - t,
+                            n_restarts=0)
+            for xi, yi in zip(X, y):
+                m.tell(xi, float(yi))
+            gp = m._sync_gp()  # one hyperparameter fit, outside the timing
+            assert m.iteration == t
+            state = m.rng.bit_generator.state
+            diag: dict = {}
+
+            def step() -> None:
+                m.rng.bit_generator.state = state
+                m._acquire(gp)
+                diag.update(m.diagnostics())
+
+            sec = median_time(step, repeats)
+            assert diag["n_subspaces"] == subspace_count(t, N0, alpha)
+            print(f"| {D} | {t} | {diag['n_subspaces']:,} | {diag['screened_subspaces']:,} | {diag['n_starts']} "
+                  f"| {diag['acq_nfev']:,} | {sec:.2f} s |")
+
+
+def screening_table(dims: list[int], n_obs: int, repeats: int) -> None:
+    print(f"\nScreening 10 random y on each of 1000 subspaces (10 000 UCB values, GP on {n_obs} points)\n")
+    print("| D | one vectorized pass | loop, one call per subspace | speed-up |")
+    print("|---|---|---|---|")
+    for D in dims:
+        rng = np.random.default_rng(1)
+        X = rng.uniform(-1, 1, (n_obs, D))
+        m = make_method("ms-ucb", [(-1, 1)] * D, seed=0, n_init=n_obs, n_restarts=0)
+        for xi, yi in zip(X, objective(X)):
+            m.tell(xi, float(yi))
+        acq = UCB(m._sync_gp(), 10.0)
+        sub = np.repeat(np.arange(1000), 10)
+        Z = m.subspaces(sub)
+        Y = rng.uniform(-1, 1, (sub.size, m.d))
+        P = m._assemble(Z, Y)
+
+        def batched() -> None:
+            for lo in range(0, P.shape[0], 4096):
+                acq(P[lo:lo + 4096])
+
+        def looped() -> None:
+            for i in range(1000):
+                acq(P[10 * i:10 * i + 10])
+
+        tb, tl = median_time(batched, repeats), median_time(looped, repeats)
+        print(f"| {D} | {1000 * tb:.0f} ms | {1000 * tl:.0f} ms | {tl / tb:.1f}x |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dims", type=int, nargs="+", default=[20, 100])
+    parser.add_argument("--ts", type=int, nargs="+", default=[1, 10, 100, 200])
+    parser.add_argument("--n-obs", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    acquisition_table(args.dims, args.ts, args.n_obs, args.repeats)
+    screening_table(args.dims, args.n_obs, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

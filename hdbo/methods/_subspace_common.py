@@ -1,0 +1,242 @@
+"""Pieces shared by the subspace GP-UCB methods of the MS-UCB paper's comparison.
+
+MS-UCB (:mod:`hdbo.methods.ms_ucb`), DropoutUCB (:mod:`hdbo.methods.dropout_ucb`) and LineBO
+(:mod:`hdbo.methods.line_bo`) all
+
+* maximize UCB with the paper's weight ``beta_t`` (schedule ``"tranthe2020"``) evaluated at the
+  dimension of the space they search (:func:`resolve_tranthe_beta`);
+* spend a fixed number of acquisition evaluations per iteration, searched by their own
+  multi-start L-BFGS-B (so ``maximizer`` must be ``"lbfgsb"`` and there is no separate polish);
+* report the facts of the last acquisition step in ``diagnostics()`` and keep them in the
+  JSON state.
+
+MS-UCB and DropoutUCB also share the "random screening, then one stacked L-BFGS-B run from the
+best screened points" search (:func:`stacked_lbfgsb`, :meth:`SubspaceUCBMixin._split_budget`).
+This module holds those parts once; :class:`SubspaceUCBMixin` goes before
+:class:`~hdbo.methods.gp_based.GPMethod` in the bases.
+
+References
+----------
+Tran-The, Gupta, Rana, Venkatesh. Trading convergence rate with computational budget in high
+dimensional Bayesian optimization. AAAI 2020, eq. (8) (``beta_t``) and Section "Experiments"
+("L-BFGS-B with 10 x D random starts"); SPEC.md P3.A.3-4, P3.B.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import Bounds, minimize
+
+from .._validation import check_int, check_real
+from ..acquisition.schedules import get_beta_schedule
+from .gp_ucb import resolve_beta
+
+__all__ = ["SubspaceUCBMixin", "resolve_tranthe_beta", "stacked_lbfgsb"]
+
+Array = NDArray[np.float64]
+
+
+def _tranthe2020_full(t: float, *, dim: int, a: float, b: float, delta: float) -> float:
+    """The MS-UCB weight at ``d = D`` (GP-UCB over the whole box, SPEC P3.B item 1)."""
+    root = math.sqrt(math.log(6.0 * dim * a / delta))
+    return 2.0 * math.log(math.pi**2 * t * t / delta) + 2.0 * dim * math.log(2.0 * b * dim * root * t * t)
+
+
+def resolve_tranthe_beta(beta: str | float, beta_params: dict[str, Any] | None, dim: int,
+                         subspace_dim: int) -> Callable[[int], float]:
+    """``t -> beta_t`` for a subspace method: ``"tranthe2020"`` gets ``dim`` and ``subspace_dim``.
+
+    Parameters
+    ----------
+    beta : str or float
+        A schedule name of :func:`hdbo.acquisition.available_beta_schedules` or a constant.
+    beta_params : dict or None
+        The schedule's parameters (``dim``/``subspace_dim`` default to the arguments below;
+        other schedules get ``d``/``dim`` = ``subspace_dim`` as in
+        :func:`hdbo.methods.gp_ucb.resolve_beta`).
+    dim : int
+        Ambient dimension D.
+    subspace_dim : int
+        Dimension d of the space the acquisition is maximized over (``d = D`` allowed: the
+        same formula with ``d -> D``).
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`hdbo.acquisition.get_beta_schedule`.
+
+    Examples
+    --------
+    >>> round(resolve_tranthe_beta("tranthe2020", None, 100, 5)(1), 2)  # SPEC P3.A.3: about 43
+    43.03
+    """
+    if beta != "tranthe2020":
+        return resolve_beta(beta, beta_params, subspace_dim)
+    params = dict(beta_params or {})
+    params.setdefault("dim", dim)
+    params.setdefault("subspace_dim", subspace_dim)
+    if params["subspace_dim"] == params["dim"]:
+        # The shared schedule follows the paper's d < D; the formula itself is defined at
+        # d = D, which is what SPEC P3.B uses for the GP-UCB baseline.
+        check = dict(params, dim=params["dim"] + 1)
+        get_beta_schedule("tranthe2020", **check)  # validates a, b, delta
+        return functools.partial(_tranthe2020_full, dim=int(params["dim"]), a=float(params.get("a", 1.0)),
+                                 b=float(params.get("b", 1.0)), delta=float(params.get("delta", 0.1)))
+    return get_beta_schedule("tranthe2020", **params)
+
+
+class _Stop(Exception):
+    """Raised inside the stacked L-BFGS-B objective when the local budget is spent."""
+
+
+def stacked_lbfgsb(
+    value_and_grad: Callable[[Array], tuple[Array, Array]], Y0: Array, v0: Array, budget: int
+) -> tuple[Array, Array, int]:
+    """Maximize k independent functions on ``[-1, 1]^d`` by one L-BFGS-B run on the stacked variables.
+
+    The objective is ``sum_i a_i(y_i)`` over the rows of ``Y`` (shape (k, d)); its gradient
+    separates by rows, so one vectorized call of ``value_and_grad`` on all k rows gives a
+    step for every start. Each call costs k acquisition evaluations; the run stops before
+    ``budget`` would be exceeded.
+
+    Parameters
+    ----------
+    value_and_grad : callable
+        ``Y (k, d) -> (values (k,), grads (k, d))`` of the functions to maximize.
+    Y0 : ndarray of shape (k, d)
+        Starting points in ``[-1, 1]^d``.
+    v0 : ndarray of shape (k,)
+        Their values (already paid for).
+    budget : int
+        Maximum number of evaluations (rows evaluated).
+
+    Returns
+    -------
+    best_Y : ndarray of shape (k, d)
+        Best point seen for each row (the start if nothing better was found).
+    best_v : ndarray of shape (k,)
+        Their values.
+    used : int
+        Evaluations spent, ``<= budget``.
+
+    Examples
+    --------
+    >>> f = lambda Y: (-np.sum((Y - 0.5) ** 2, axis=1), -2.0 * (Y - 0.5))
+    >>> Y, v, used = stacked_lbfgsb(f, np.zeros((3, 2)), f(np.zeros((3, 2)))[0], budget=60)
+    >>> bool(np.allclose(Y, 0.5, atol=1e-4)), used <= 60
+    (True, True)
+    """
+    k, d = Y0.shape
+    best_y, best_v = Y0.copy(), np.where(np.isfinite(v0), v0, -np.inf).astype(float)
+    used = 0
+    if budget < 2 * k:
+        return best_y, best_v, used
+
+    def objective(v: Array) -> tuple[float, Array]:
+        nonlocal used
+        if used + k > budget:
+            raise _Stop
+        Y = np.clip(v.reshape(k, d), -1.0, 1.0)
+        values, grads = value_and_grad(Y)
+        used += k
+        ok = np.isfinite(values)
+        better = ok & (values > best_v)
+        best_v[better], best_y[better] = values[better], Y[better]
+        if not (ok.all() and np.all(np.isfinite(grads))):
+            return np.inf, np.zeros(k * d)
+        return -float(values.sum()), -np.asarray(grads, dtype=float).ravel()
+
+    try:
+        minimize(objective, np.clip(Y0, -1.0, 1.0).ravel(), jac=True, method="L-BFGS-B",
+                 bounds=Bounds(-np.ones(k * d), np.ones(k * d)),
+                 options={"maxfun": budget // k, "maxiter": budget // k, "ftol": 1e-15, "gtol": 1e-10})
+    except _Stop:
+        pass
+    return best_y, best_v, used
+
+
+class SubspaceUCBMixin:
+    """Common options, ``beta_t``, budget split, state and diagnostics of the subspace UCB methods.
+
+    Use as ``class M(SubspaceUCBMixin, GPMethod)`` and call :meth:`_init_subspace_ucb` after
+    ``GPMethod.__init__``. The subclass sets ``name``, ``_default_acq_budget`` (a function of D)
+    and stores the facts of its last acquisition step in ``self.last_`` (a JSON dict).
+    """
+
+    # set by GPMethod / the subclass
+    name: str
+    dim: int
+    acq_budget: int | None
+    maximizer: str
+    polish: bool
+    iteration: int
+
+    def _init_subspace_ucb(self, *, beta: str | float, beta_params: dict[str, Any] | None,
+                           subspace_dim: int) -> None:
+        """Check ``maximizer``/``polish``; set ``beta``, ``beta_params``, ``_beta_fn`` and ``last_``."""
+        if self.maximizer != "lbfgsb":
+            raise ValueError(f"{self.name} maximizes its acquisition by its own multi-start L-BFGS-B; maximizer "
+                             f"must be 'lbfgsb', got {self.maximizer!r}")
+        if self.polish:
+            raise ValueError(f"{self.name} has no separate polish step; polish must be False")
+        self.beta = beta
+        self.beta_params = dict(beta_params or {})
+        self._beta_fn = resolve_tranthe_beta(beta, self.beta_params, self.dim, subspace_dim)
+        self.last_: dict[str, Any] = {}
+
+    def _init_multistart(self, *, n_starts: int | None, screen_fraction: float, min_evals_per_start: int) -> None:
+        """Check and set the options of the screening + stacked L-BFGS-B search."""
+        self.n_starts = check_int(n_starts, "n_starts", low=1, allow_none=True)
+        self.screen_fraction = check_real(screen_fraction, "screen_fraction", low=0, high=1,
+                                          low_inclusive=False, high_inclusive=False)
+        self.min_evals_per_start = check_int(min_evals_per_start, "min_evals_per_start", low=2)
+
+    def _default_acq_budget(self) -> int:
+        """Acquisition evaluations per iteration when ``acq_budget`` is not given: ``300 D``."""
+        return 300 * self.dim
+
+    @property
+    def acquisition_budget(self) -> int:
+        """Acquisition evaluations per iteration (``acq_budget`` or the method's default)."""
+        return self.acq_budget if self.acq_budget is not None else self._default_acq_budget()
+
+    @property
+    def starts_budget(self) -> int:
+        """L-BFGS-B starts asked for per iteration (``n_starts`` or ``10 D``, the paper's count)."""
+        return self.n_starts if self.n_starts is not None else 10 * self.dim
+
+    def beta_t(self, t: int | None = None) -> float:
+        """The exploration weight beta_t (default: of the upcoming iteration)."""
+        return float(self._beta_fn(self.iteration if t is None else t))
+
+    def _split_budget(self) -> tuple[int, int]:
+        """``(S, L)``: screening evaluations (``screen_fraction`` of the budget, >= 1) and local ones."""
+        B = self.acquisition_budget
+        S = max(1, int(B * self.screen_fraction))
+        return S, B - S
+
+    def _n_local_starts(self, local_budget: int, n_candidates: int) -> int:
+        """Starts of the stacked L-BFGS-B: ``min(starts_budget, L // min_evals_per_start, n_candidates)``."""
+        return max(0, min(self.starts_budget, local_budget // self.min_evals_per_start, n_candidates))
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        return dict(super()._get_internal_state(), last=self.last_)  # type: ignore[misc]
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self.last_ = dict(state.get("last") or {})
+        super()._set_internal_state(state)  # type: ignore[misc]
+
+    def diagnostics(self) -> dict[str, Any]:
+        """The facts of the last acquisition step (``last_``) and the GP hyperparameters."""
+        out = dict(super().diagnostics())  # type: ignore[misc]
+        out.update(self.last_)
+        return out

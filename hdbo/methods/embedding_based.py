@@ -1,0 +1,284 @@
+"""Shared machinery of methods that run GP-UCB/EI in the latent box of a random embedding.
+
+:class:`EmbeddingGPMethod` holds an :class:`~hdbo.structure.embeddings.Embedding`
+(``embedding_``), works in the symmetric canonical domain ``[-1, 1]^D`` and keeps, for every
+told point, its *latent coordinates*: the latent point it proposed for it, or, for a point
+it did not propose (a random fallback, a point told by the user), the least-squares latent
+point if the embedding reproduces the point (within 1e-8), else None. The GP is fitted on
+latent coordinates (normalized to ``[-1, 1]^k``), so points the embedding cannot represent
+are kept out of the model (they still count for :attr:`Method.best`). Subclasses may fit
+the GP on other inputs (REMBO's ``kernel_space="high"``) by overriding
+:meth:`EmbeddingGPMethod._gp_data` and :meth:`EmbeddingGPMethod._latent_acquisition`.
+
+The initial design (``n_init`` points) is drawn uniformly in the latent box, so it lies on
+the embedding. The acquisition is maximized over the latent box with the configured maximizer
+and the same acquisition-evaluation budget as any :class:`~hdbo.methods.gp_based.GPMethod`
+(``acq_budget``, default ``min(5000, 100 D)``); the best latent points observed are offered as
+starting candidates, and ``maximizer="lbfgsb"`` uses ``10 k`` starts for a latent dimension k
+(SPEC P3.B: "10 x the embedding dimension").
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_choice, check_int, check_real
+from ..acquisition import EI, UCB
+from ..acquisition.maximizers import maximize
+from ..acquisition.schedules import BETA_SCHEDULES
+from ..gp import GaussianProcess, Kernel, make_kernel
+from ..space import Box
+from ..structure.embeddings import Embedding, embedding_from_dict
+from .gp_based import GPMethod
+from .gp_ucb import resolve_beta
+
+__all__ = ["EmbeddingGPMethod", "default_low_dim"]
+
+Array = NDArray[np.float64]
+
+_MATCH_TOL = 1e-9  # a told point equals the pending proposal (canonical max-norm)
+_REPRESENT_TOL = 1e-8  # the embedding reproduces a told point
+
+
+def default_low_dim(d: int | None, D: int, *, name: str = "d") -> int:
+    """The embedding dimension: ``d`` if given (1 <= d <= D), else ``min(5, D)`` (SPEC P3.B)."""
+    d = check_int(d, name, low=1, allow_none=True)
+    if d is None:
+        return min(5, D)
+    if d > D:
+        raise ValueError(f"{name} must be <= the problem dimension {D}, got {d}")
+    return d
+
+
+class EmbeddingGPMethod(GPMethod):
+    """Base class of GP methods that search the latent box of a random embedding.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    acquisition : {"ucb", "ei"}, default "ucb"
+        GP-UCB ``mu + sqrt(beta_t) sigma`` or expected improvement over the best value the
+        GP has seen.
+    beta : str or float, default "kandasamy2015"
+        beta_t schedule (UCB only); schedule parameters ``d`` and ``subspace_dim`` default
+        to the latent dimension, ``dim`` to D.
+    beta_params : dict, optional
+        Schedule parameters.
+    xi : float, default 0.0
+        EI's exploration margin.
+    **kwargs
+        :class:`~hdbo.methods.gp_based.GPMethod` options (``n_init``, ``acq_budget``,
+        ``maximizer``, ``kernel``, ...).
+
+    Attributes
+    ----------
+    embedding_ : Embedding
+        The embedding in use (set by the subclass before the first ask).
+    """
+
+    domain = "symmetric"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        acquisition: str = "ucb",
+        beta: str | float = "kandasamy2015",
+        beta_params: dict[str, Any] | None = None,
+        xi: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, **kwargs)
+        self.acquisition = check_choice(acquisition, "acquisition", ("ucb", "ei"))
+        self.beta = beta
+        self.beta_params = dict(beta_params or {})
+        self.xi = check_real(xi, "xi", low=0)
+        self.embedding_: Embedding | None = None
+        self._latent: list[list[float] | None] = []
+        self._pending: Array | None = None
+        self._beta_fn: Callable[[int], float] | None = None
+
+    # ------------------------------------------------------------------ embedding helpers
+    def _new_seed(self) -> int:
+        """A fresh embedding seed drawn from the method's generator."""
+        return int(self.rng.integers(0, 2**62))
+
+    def _set_embedding(self, embedding: Embedding) -> None:
+        self.embedding_ = embedding
+        self._check_maximizer_dim(embedding.low_dim)
+        params = dict(self.beta_params)
+        if isinstance(self.beta, str) and self.beta in BETA_SCHEDULES:
+            names = inspect.signature(BETA_SCHEDULES[self.beta]).parameters
+            if "subspace_dim" in names and embedding.low_dim < self.dim:
+                params.setdefault("subspace_dim", embedding.low_dim)
+            if "dim" in names and "d" not in names:
+                params.setdefault("dim", self.dim)
+            if "d" in names:
+                params.setdefault("d", embedding.low_dim)
+        self._beta_fn = resolve_beta(self.beta, params, embedding.low_dim)
+
+    @property
+    def low_dim(self) -> int:
+        """Latent dimension k of the embedding in use."""
+        assert self.embedding_ is not None
+        return self.embedding_.low_dim
+
+    @property
+    def latent_box(self) -> Box:
+        """The normalized latent box ``[-1, 1]^k`` the GP and the maximizer work in."""
+        return Box.symmetric(self.low_dim)
+
+    def _lift(self, W: ArrayLike) -> Array:
+        """Canonical points ``[-1, 1]^D`` of normalized latent points W (n, k) or (k,)."""
+        assert self.embedding_ is not None
+        return self.embedding_.lift(self.embedding_.low_box.from_symmetric(W))
+
+    def _latent_of(self, u: Array) -> Array | None:
+        """Normalized latent coordinates of a told canonical point, or None if not representable."""
+        assert self.embedding_ is not None
+        if self._pending is not None and np.max(np.abs(self._lift(self._pending) - u)) <= _MATCH_TOL:
+            return self._pending
+        Y, ok = self.embedding_.represents(u[None, :], atol=_REPRESENT_TOL)
+        return self.embedding_.low_box.to_symmetric(Y[0]) if ok[0] else None
+
+    def beta_t(self, t: int | None = None) -> float:
+        """The exploration weight of an iteration (UCB).
+
+        Parameters
+        ----------
+        t : int, optional
+            Iteration ``t >= 1``; default :attr:`iteration`.
+
+        Returns
+        -------
+        float
+        """
+        assert self._beta_fn is not None
+        return float(self._beta_fn(self.iteration if t is None else t))
+
+    # ------------------------------------------------------------------ data
+    def _latent_rows(self) -> tuple[Array, Array]:
+        """Normalized latent coordinates (n, k) and values (n,) of the successful points that have them."""
+        rows = [(w, v) for w, v in zip(self._latent, self._y) if w is not None and np.isfinite(v)]
+        if not rows:
+            return np.empty((0, self.low_dim)), np.empty(0)
+        return np.array([r[0] for r in rows], dtype=float), np.array([r[1] for r in rows], dtype=float)
+
+    def _gp_data(self) -> tuple[Array, Array]:
+        """GP inputs: normalized latent coordinates; outputs: the observed values."""
+        return self._latent_rows()
+
+    def _gp_input_dim(self) -> int:
+        return self.low_dim
+
+    def _make_kernel(self) -> Kernel:
+        lo, hi = self.lengthscale_bounds
+        return make_kernel(self.kernel, self._gp_input_dim(), ard=self.ard, lengthscale_bounds=self.lengthscale_bounds,
+                           lengthscale=min(max(0.5, lo), hi))
+
+    def _on_tell(self, u: Array, y: float) -> None:
+        w = self._latent_of(u)
+        self._latent.append(None if w is None else [float(v) for v in w])
+        self._pending = None
+
+    # ------------------------------------------------------------------ ask
+    def _n_model_points(self) -> int:
+        """Successful observations that count towards the initial design."""
+        return self._gp_data()[1].size
+
+    def _ask(self) -> Array:
+        self._pending = None
+        if self._n_model_points() < self.n_init:
+            w = self.latent_box.sample(1, self.rng)[0]
+            self._pending = w
+            return self._lift(w)
+        return super()._ask()
+
+    def _latent_acquisition(self, acq: Any) -> tuple[Callable[[Array], Array], Callable[[Array], tuple[Array, Array]]]:
+        """The acquisition as a function of normalized latent points (default: the GP's own inputs)."""
+        return acq, acq.value_and_grad
+
+    def _acquire(self, gp: GaussianProcess) -> Array:
+        if self.acquisition == "ucb":
+            acq: Any = UCB(gp, self.beta_t())
+        else:
+            acq = EI(gp, float(np.max(self._gp_data()[1])), xi=self.xi)
+        fun, fun_and_grad = self._latent_acquisition(acq)
+        w = self._maximize_latent(fun, fun_and_grad)
+        self._pending = w
+        return self._lift(w)
+
+    def _maximize_latent(self, fun: Callable[[Array], Array],
+                         fun_and_grad: Callable[[Array], tuple[Array, Array]]) -> Array:
+        """Maximize over the normalized latent box within ``acquisition_budget`` evaluations.
+
+        Mirrors :meth:`GPMethod._maximize` (global maximizer, then an L-BFGS-B polish with 10%
+        of the budget when ``polish``), with the best observed latent points as candidates.
+        """
+        bounds = self.latent_box.bounds
+        W, y = self._latent_rows()
+        options: dict[str, Any] = {}
+        cands = W[np.argsort(-y, kind="stable")[:5]] if y.size else np.empty((0, self.low_dim))
+        if cands.shape[0] and self.maximizer != "grid":
+            options["x0_candidates"] = cands
+        if self.maximizer == "lbfgsb":
+            options.update(fun_and_grad=fun_and_grad, n_starts=10 * self.low_dim)
+        total = self.acquisition_budget
+        n_polish = total // 10 if (self.polish and self.maximizer != "lbfgsb") else 0
+        n_polish = n_polish if n_polish >= 4 else 0
+        res = maximize(self.maximizer, fun, bounds, budget=total - n_polish, rng=self.rng, **options)
+        w, nfev = res.x, res.nfev
+        if n_polish:
+            starts = np.vstack([res.x[None, :], cands])
+            pol = maximize("lbfgsb", fun, bounds, budget=n_polish, rng=self.rng, fun_and_grad=fun_and_grad,
+                           x0_candidates=starts, n_raw=0, n_starts=min(len(starts), 3))
+            nfev += pol.nfev
+            if pol.value > res.value:
+                w = pol.x
+        self.last_acq_nfev_ = nfev
+        return np.clip(w, -1.0, 1.0)
+
+    # ------------------------------------------------------------------ state
+    def _get_internal_state(self) -> dict[str, Any]:
+        state = super()._get_internal_state()
+        assert self.embedding_ is not None
+        state.update(
+            embedding=self.embedding_.to_dict(),
+            latent=self._latent,
+            pending=None if self._pending is None else self._pending.tolist(),
+        )
+        return state
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        # embedding and latent coordinates first: the GP is rebuilt from _gp_data()
+        self._set_embedding(embedding_from_dict(state["embedding"]))
+        self._latent = [None if w is None else [float(v) for v in w] for w in state["latent"]]
+        self._pending = None if state["pending"] is None else np.asarray(state["pending"], dtype=float)
+        super()._set_internal_state(state)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """GP hyperparameters, the embedding and how the proposals used it.
+
+        Returns
+        -------
+        dict
+            ``hyperparameters`` (see :meth:`GPMethod.diagnostics`), ``embedding`` (the
+            embedding's :meth:`~hdbo.structure.embeddings.Embedding.to_dict`, from which
+            :func:`~hdbo.structure.embeddings.embedding_from_dict` rebuilds it exactly),
+            ``low_dim`` (latent dimension), ``n_latent`` (told points with latent
+            coordinates) and ``clipped_fraction`` (fraction of the coordinates of those points
+            that the embedding clipped).
+        """
+        info = super().diagnostics()
+        if self.embedding_ is None:
+            return info
+        W, _ = self._latent_rows()
+        Y = self.embedding_.low_box.from_symmetric(W) if W.size else np.empty((0, self.low_dim))
+        info.update(embedding=self.embedding_.to_dict(), low_dim=self.low_dim, n_latent=int(W.shape[0]),
+                    clipped_fraction=self.embedding_.clipped_fraction(Y))
+        return info

@@ -1,0 +1,396 @@
+"""MS-UCB (Tran-The, Gupta, Rana, Venkatesh, AAAI 2020): UCB maximized over many random subspaces.
+
+Every point of ``[-1, 1]^D`` splits as ``x = A y + B z`` into ``d`` free coordinates ``y`` and
+``D - d`` fixed coordinates ``z`` (Lemma 1; the paper's ``y`` are the *last* d coordinates).
+An embedding subspace ``S(A, z) = {A y + B z : y in [-1, 1]^d}`` (Definition 1) fixes z.
+Algorithm 1, as implemented:
+
+1. ``n_init = 20`` uniform points in ``[-1, 1]^D`` (the paper's 20 initial points).
+2. At iteration ``t = 1, 2, ...`` draw ``N_t = N0 t^alpha`` new uniform vectors z into the
+   growing set ``Z_t = Z_{t-1} + {z_t^1 .. z_t^{N_t}}`` (never discarded), so
+   ``|Z_t| = N0 sum_{j<=t} j^alpha``.
+3. ``x_t = argmax over the union of S(A, z), z in Z_t, of mu_{t-1}(x) + sqrt(beta_t) sigma_{t-1}(x)``
+   (eq. 7-8), with ``beta_t = 2 log(pi^2 t^2 / delta) + 2 d log(2 b d sqrt(log(6 D a / delta)) t^2)``
+   (the schedule ``"tranthe2020"``; a = b = 1, delta = 0.1 as SPEC P3.A.3 proposes).
+4. Matern-5/2 GP with one isotropic length-scale, signal and noise variance fitted by
+   marginal likelihood after every observation (``refit_every = 1``), outputs standardized
+   (SPEC P3.A.4).
+
+Acquisition maximization (the paper: "L-BFGS-B with 10 x D random starts", no allocation over
+subspaces given; SPEC P3.A.4 [AMBIGUITY]). Each iteration spends at most ``acq_budget``
+acquisition evaluations (default ``300 D``; the screening part exactly, the local part until
+L-BFGS-B converges or its share is spent), in two phases:
+
+* *Screening* (``screen_fraction`` of the budget, default 1/3, ``S`` evaluations): if
+  ``S >= |Z_t|`` every subspace gets ``S // |Z_t|`` uniform random ``y`` and the remainder
+  go one each to randomly chosen subspaces, the new ones first; if ``S < |Z_t|`` the ``S``
+  subspaces screened are the ``N_t`` new ones first, then a uniform random subset of the
+  older ones, one random ``y`` each. All candidates are evaluated in vectorized batches.
+* *Local search* (the remaining ``L`` evaluations): ``k = min(n_starts, L // min_evals_per_start)``
+  starts (``n_starts = 10 D``, the paper's count): the best screened candidate of every new
+  subspace when ``N_t <= k`` (SPEC P3.A.4), then the best remaining candidates. All ``k``
+  starts are optimized over their own ``y in [-1, 1]^d`` (z fixed) by *one* L-BFGS-B run on
+  the stacked ``(k, d)`` variables with the summed objective (the rows are independent, so
+  the gradient separates): one acquisition call over k points per L-BFGS-B step, i.e. ``k``
+  evaluations, at most ``L // k`` steps. The best point seen in either phase is queried.
+
+The cost of an iteration is therefore set by ``acq_budget`` and does not grow with
+``|Z_t|``; with ``S < |Z_t|`` the search covers a random part of ``Z_t`` every iteration (the
+paper's exact argmax over all of ``Z_t`` is the limit of a large budget).
+
+Subspaces are stored implicitly: ``z_i`` (the i-th vector ever drawn) is a fixed function of
+``(subspace_seed, i)`` computed by a vectorized SplitMix64 counter generator, so any subset of
+``Z_t`` is materialized in O(size) time and the state stays a single integer even when
+``|Z_t|`` is in the millions (``alpha = 2``). ``subspace_seed`` is drawn from the method's seed.
+
+With ``d = D`` there is nothing to fix (every subspace is the whole box) and MS-UCB is GP-UCB
+with the same budgeted multi-start L-BFGS-B; ``beta_t`` then uses the same formula with
+``d -> D`` (SPEC P3.B item 1). The paper requires ``d < D``; ``d = D`` is accepted for that
+comparison.
+
+References
+----------
+Tran-The, Gupta, Rana, Venkatesh. Trading convergence rate with computational budget in high
+dimensional Bayesian optimization. AAAI 2020 (``../shared/papers/002_4cfdca13695268e8.txt``),
+Lemma 1, Definition 1, Algorithm 1, eqs. (7)-(8); SPEC.md P3.A.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_choice, check_int
+from ..acquisition import UCB
+from ..gp import GaussianProcess
+from ..space import Box
+from ._subspace_common import SubspaceUCBMixin, resolve_tranthe_beta, stacked_lbfgsb
+from .gp_based import GPMethod
+from .registry import register
+
+__all__ = ["MSUCB", "subspace_count", "splitmix_uniform", "stacked_lbfgsb", "resolve_tranthe_beta"]
+
+Array = NDArray[np.float64]
+_CHUNK = 4096  # points per acquisition call during screening (bounds the (chunk, t) kernel block)
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+def splitmix_uniform(seed: int, counters: NDArray[np.uint64]) -> Array:
+    """Uniform numbers in [0, 1) from a counter-based SplitMix64 stream.
+
+    Element ``c`` of the stream with state ``seed`` is ``mix(seed + (c + 1) * gamma)``; the
+    result depends only on ``(seed, c)``, so any subset of a huge stream can be produced
+    without generating the rest.
+
+    Parameters
+    ----------
+    seed : int
+        Stream state, ``0 <= seed < 2**64``.
+    counters : ndarray of uint64, any shape
+        Positions in the stream.
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``counters``
+        53-bit uniforms in [0, 1).
+    """
+    c = np.asarray(counters, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) + (c + np.uint64(1)) * _GAMMA
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)).astype(np.float64) * (2.0**-53)
+
+
+def subspace_count(t: int, N0: int, alpha: int) -> int:
+    """``|Z_t| = N0 sum_{j=1}^t j^alpha``, the number of subspaces after iteration t.
+
+    Parameters
+    ----------
+    t : int
+        Iteration, ``t >= 0`` (``|Z_0| = 0``).
+    N0, alpha : int
+        ``N_t = N0 t^alpha`` new subspaces per iteration.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> subspace_count(10, 1, 0), subspace_count(10, 1, 1), subspace_count(10, 2, 2)
+    (10, 55, 770)
+    """
+    t = check_int(t, "t", low=0)
+    return int(N0) * sum(j**int(alpha) for j in range(1, t + 1))
+
+
+@register
+class MSUCB(SubspaceUCBMixin, GPMethod):
+    """MS-UCB: GP-UCB whose acquisition is maximized over random d-dimensional slices.
+
+    See the module docstring for the algorithm and the budget allocation.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box (the method works on ``[-1, 1]^D``, as the paper).
+    d : int, default 5
+        Subspace dimension, ``1 <= d <= D`` (``d = D`` is GP-UCB).
+    N0 : int, default 1
+        Subspaces added at ``t = 1`` (``N_t = N0 t^alpha``), ``>= 1``.
+    alpha : int, default 0
+        Growth exponent of ``N_t``, ``>= 0``.
+    y_dims : "last", "first", "random" or sequence of int, default "last"
+        Which coordinates are the free ``y``: the last d (the paper), the first d, d
+        coordinates drawn once from the seed, or the given d distinct indices.
+    n_starts : int, optional
+        L-BFGS-B starts per iteration, default ``10 D`` (the paper), capped by
+        ``local budget // min_evals_per_start``.
+    screen_fraction : float, default 1/3
+        Fraction of ``acq_budget`` spent on random screening, in (0, 1).
+    min_evals_per_start : int, default 10
+        Smallest local budget (acquisition evaluations) a start may get.
+    acq_budget : int, optional
+        Acquisition evaluations per iteration, default ``300 D`` (``10 D`` starts x (10
+        screened candidates + 20 L-BFGS-B evaluations)).
+    beta : str or float, default "tranthe2020"
+        beta_t schedule name or a constant; ``"tranthe2020"`` gets ``dim = D`` and
+        ``subspace_dim = d``.
+    beta_params : dict, optional
+        Schedule parameters (e.g. ``{"a": 1, "b": 1, "delta": 0.1}``).
+    n_init, refit_every, refit_growth, kernel, ard, noise_variance, fit_noise, n_restarts,
+    lengthscale_bounds
+        GP options of :class:`~hdbo.methods.gp_based.GPMethod`; the defaults here are the
+        paper's/SPEC's: 20 initial points, Matern-5/2, isotropic, refit after every
+        observation.
+    maximizer : {"lbfgsb"}
+        Only the multi-start L-BFGS-B described above (accepted for the common interface).
+    polish : bool, default False
+        Must be False (the local phase already is a gradient search).
+
+    Raises
+    ------
+    TypeError
+        If a count is not an int or a fraction not a real number.
+    ValueError
+        If ``d`` is not in ``[1, D]``, ``N0 < 1``, ``alpha < 0``, ``y_dims`` is invalid,
+        ``screen_fraction`` is not in (0, 1), ``maximizer != "lbfgsb"``, ``polish`` is True,
+        or a GP option is invalid.
+
+    Attributes
+    ----------
+    y_dims_ : ndarray of int, shape (d,)
+        The free coordinates.
+    z_dims_ : ndarray of int, shape (D - d,)
+        The fixed coordinates.
+    subspace_seed_ : int
+        State of the counter generator defining ``Z``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hdbo.methods import make_method
+    >>> m = make_method("ms-ucb", [(-1, 1)] * 6, seed=0, d=2, n_init=4, acq_budget=200)
+    >>> for _ in range(6):
+    ...     x = m.ask()
+    ...     m.tell(x, -float(np.sum((x - 0.3) ** 2)))
+    >>> m.diagnostics()["n_subspaces"]   # t = 2 after the 4 initial points: |Z_2| = 2
+    2
+    """
+
+    name = "ms-ucb"
+    domain = "symmetric"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        d: int = 5,
+        N0: int = 1,
+        alpha: int = 0,
+        y_dims: str | Sequence[int] = "last",
+        n_starts: int | None = None,
+        screen_fraction: float = 1.0 / 3.0,
+        min_evals_per_start: int = 10,
+        beta: str | float = "tranthe2020",
+        beta_params: dict[str, Any] | None = None,
+        n_init: int = 20,
+        refit_every: int = 1,
+        refit_growth: float | None = None,
+        kernel: str = "matern52",
+        ard: bool = False,
+        maximizer: str = "lbfgsb",
+        polish: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, n_init=n_init, refit_every=refit_every, refit_growth=refit_growth,
+                         kernel=kernel, ard=ard, maximizer=maximizer, polish=polish, **kwargs)
+        D = self.dim
+        self.d = check_int(d, "d", low=1, high=D)
+        self.N0 = check_int(N0, "N0", low=1)
+        self.alpha = check_int(alpha, "alpha", low=0)
+        self._init_multistart(n_starts=n_starts, screen_fraction=screen_fraction,
+                              min_evals_per_start=min_evals_per_start)
+        self._init_subspace_ucb(beta=beta, beta_params=beta_params, subspace_dim=self.d)
+        self.y_dims = y_dims if isinstance(y_dims, str) else [int(i) for i in y_dims]
+        self.y_dims_ = self._choose_y_dims(y_dims)
+        self.z_dims_ = np.setdiff1d(np.arange(D), self.y_dims_)
+        self.subspace_seed_ = int(self.rng.integers(0, 2**63))
+
+    # ------------------------------------------------------------------ set-up
+    def _choose_y_dims(self, y_dims: str | Sequence[int]) -> NDArray[np.int64]:
+        D, d = self.dim, self.d
+        if isinstance(y_dims, str):
+            check_choice(y_dims, "y_dims", ("last", "first", "random"))
+            if y_dims == "last":
+                return np.arange(D - d, D)
+            if y_dims == "first":
+                return np.arange(d)
+            return np.sort(self.rng.choice(D, size=d, replace=False))
+        idx = np.asarray(y_dims)
+        if idx.ndim != 1 or idx.size != d or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"y_dims must be 'last', 'first', 'random' or {d} distinct ints, got {y_dims!r}")
+        if np.unique(idx).size != d or idx.min() < 0 or idx.max() >= D:
+            raise ValueError(f"y_dims must be {d} distinct indices in [0, {D}), got {list(idx)}")
+        return np.sort(idx.astype(np.int64))
+
+    def n_subspaces(self, t: int | None = None) -> int:
+        """``|Z_t| = N0 sum_{j<=t} j^alpha`` (default: at the upcoming iteration)."""
+        return subspace_count(self.iteration if t is None else t, self.N0, self.alpha)
+
+    # ------------------------------------------------------------------ subspaces
+    def subspaces(self, index: ArrayLike) -> Array:
+        """The fixed parts ``z_i`` of the subspaces with the given indices.
+
+        Parameters
+        ----------
+        index : array_like of int, shape (m,)
+            Indices ``i >= 0`` in order of creation (``Z_t`` holds ``0 .. |Z_t| - 1``).
+
+        Returns
+        -------
+        ndarray of shape (m, D - d)
+            Uniform in ``[-1, 1]^{D-d}``, a fixed function of ``(subspace_seed_, i)``.
+        """
+        idx = np.asarray(index, dtype=np.uint64).reshape(-1)
+        k = self.dim - self.d
+        counters = idx[:, None] * np.uint64(k) + np.arange(k, dtype=np.uint64)[None, :]
+        return 2.0 * splitmix_uniform(self.subspace_seed_, counters) - 1.0
+
+    def _assemble(self, Z: Array, Y: Array) -> Array:
+        X = np.empty((Y.shape[0], self.dim))
+        X[:, self.z_dims_] = Z
+        X[:, self.y_dims_] = Y
+        return X
+
+    def _allocate(self, S: int, n_prev: int, n_now: int) -> tuple[NDArray[np.int64], int]:
+        """Subspace index of each of the S screening candidates, and how many subspaces are screened."""
+        rng = self.rng
+        new = np.arange(n_prev, n_now)
+        if S >= n_now:
+            per, extra = divmod(S, n_now)
+            counts = np.full(n_now, per, dtype=np.int64)
+            if extra:
+                if extra >= new.size:
+                    others = rng.choice(n_prev, size=extra - new.size, replace=False) if extra > new.size else []
+                    counts[new] += 1
+                    counts[np.asarray(others, dtype=np.int64)] += 1
+                else:
+                    counts[rng.choice(new, size=extra, replace=False)] += 1
+            return np.repeat(np.arange(n_now), counts), n_now
+        if S <= new.size:
+            chosen = np.sort(rng.choice(new, size=S, replace=False))
+        else:
+            chosen = np.concatenate([new, np.sort(rng.choice(n_prev, size=S - new.size, replace=False))])
+        return chosen.astype(np.int64), int(chosen.size)
+
+    # ------------------------------------------------------------------ acquisition
+    def _acquire(self, gp: GaussianProcess) -> Array:
+        t = self.iteration
+        beta = self.beta_t(t)
+        acq = UCB(gp, beta)
+        n_prev, n_now = self.n_subspaces(t - 1), self.n_subspaces(t)
+        S, L = self._split_budget()
+
+        # screening: random y on the allocated subspaces, one vectorized pass in chunks
+        sub, n_screened = self._allocate(S, n_prev, n_now)
+        Y = -1.0 + 2.0 * self.rng.random((sub.size, self.d))
+        Zc = self.subspaces(sub)
+        vals = np.empty(sub.size)
+        for lo in range(0, sub.size, _CHUNK):
+            hi = min(lo + _CHUNK, sub.size)
+            vals[lo:hi] = acq(self._assemble(Zc[lo:hi], Y[lo:hi]))
+        vals = np.where(np.isfinite(vals), vals, -np.inf)
+        i_best = int(np.argmax(vals))
+        best_x, best_v = self._assemble(Zc[i_best:i_best + 1], Y[i_best:i_best + 1])[0], float(vals[i_best])
+        nfev = sub.size
+
+        # local search: stacked L-BFGS-B from the chosen starts
+        k = self._n_local_starts(L, sub.size)
+        if k >= 1:
+            starts = self._pick_starts(sub, vals, n_prev, k)
+            x, v, used = self._local_search(acq, Zc[starts], Y[starts], vals[starts], L)
+            nfev += used
+            if v > best_v:
+                best_x, best_v = x, v
+        self.last_ = {"t": t, "beta": beta, "n_subspaces": n_now, "N_t": n_now - n_prev,
+                      "screened_subspaces": n_screened, "n_starts": k, "acq_nfev": nfev, "acq_value": best_v}
+        self.last_acq_nfev_ = nfev
+        return np.clip(best_x, -1.0, 1.0)
+
+    @staticmethod
+    def _pick_starts(sub: NDArray[np.int64], vals: Array, n_prev: int, k: int) -> NDArray[np.int64]:
+        """Rows of the screening set to start from: each new subspace's best (if they fit), then the best."""
+        order = np.argsort(-vals, kind="stable")
+        chosen: list[int] = []
+        new_rows = order[sub[order] >= n_prev]
+        n_new = np.unique(sub[new_rows]).size
+        if 0 < n_new <= k:
+            _, first = np.unique(sub[new_rows], return_index=True)  # best row of each new subspace
+            chosen = new_rows[first].tolist()
+        taken = np.zeros(vals.size, dtype=bool)
+        taken[chosen] = True
+        rest = order[~taken[order]][: k - len(chosen)]
+        return np.concatenate([np.asarray(chosen, dtype=np.int64), rest]).astype(np.int64)
+
+    def _local_search(self, acq: UCB, Z: Array, Y0: Array, v0: Array, budget: int) -> tuple[Array, float, int]:
+        """Stacked L-BFGS-B over the free coordinates of the k starts (z fixed), ``<= budget`` evaluations."""
+
+        def value_and_grad(Y: Array) -> tuple[Array, Array]:
+            values, grads = acq.value_and_grad(self._assemble(Z, Y))
+            return values, grads[:, self.y_dims_]
+
+        best_y, best_v, used = stacked_lbfgsb(value_and_grad, Y0, v0, budget)
+        i = int(np.argmax(best_v))
+        return self._assemble(Z[i:i + 1], best_y[i:i + 1])[0], float(best_v[i]), used
+
+    # ------------------------------------------------------------------ state and reports
+    def _get_internal_state(self) -> dict[str, Any]:
+        state = super()._get_internal_state()
+        state.update(subspace_seed=self.subspace_seed_, y_dims=self.y_dims_.tolist())
+        return state
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self.subspace_seed_ = int(state["subspace_seed"])
+        self.y_dims_ = np.asarray(state["y_dims"], dtype=np.int64)
+        self.z_dims_ = np.setdiff1d(np.arange(self.dim), self.y_dims_)
+        super()._set_internal_state(state)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Subspace and acquisition facts of the last iteration, and the GP hyperparameters.
+
+        Returns
+        -------
+        dict
+            ``n_subspaces`` (``|Z_t|``), ``N_t``, ``screened_subspaces``, ``n_starts``,
+            ``acq_nfev`` (evaluations used, ``<= acq_budget``), ``acq_value``, ``beta``,
+            ``t``, plus ``hyperparameters`` (see :meth:`GPMethod.diagnostics`); empty
+            before the first model-based query.
+        """
+        return super().diagnostics()

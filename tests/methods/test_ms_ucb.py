@@ -1,0 +1,173 @@
+"""MS-UCB (Tran-The et al. 2020): subspace construction, |Z_t|, budget, d = D, and a small benchmark."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from hdbo import problems
+from hdbo.acquisition import UCB
+from hdbo.acquisition.schedules import tranthe2020
+from hdbo.methods import make_method
+from hdbo.methods.ms_ucb import splitmix_uniform, subspace_count
+
+BOX = np.array([[-3.0, 5.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 2.0], [-5.0, -4.0]])
+FAST = dict(n_init=4, acq_budget=300, n_restarts=0, refit_every=5)
+
+
+def objective(x: np.ndarray) -> float:
+    u = (x - BOX[:, 0]) / (BOX[:, 1] - BOX[:, 0])
+    return float(-np.sum((u - 0.3) ** 2) + 0.1 * np.sin(7 * u[0]))
+
+
+def drive(m, steps, f=objective):
+    xs = []
+    for _ in range(steps):
+        x = m.ask()
+        xs.append(x)
+        m.tell(x, f(x))
+    return np.array(xs)
+
+
+@pytest.mark.parametrize(("N0", "alpha", "t", "expected"), [(1, 0, 7, 7), (3, 0, 5, 15), (1, 1, 6, 21),
+                                                          (1, 2, 4, 30), (2, 2, 3, 28), (5, 1, 0, 0)])
+def test_subspace_count_formula(N0, alpha, t, expected):
+    assert subspace_count(t, N0, alpha) == expected
+
+
+@pytest.mark.parametrize(("N0", "alpha"), [(1, 0), (2, 1), (1, 2)])
+def test_z_grows_as_the_formula_says(N0, alpha):
+    m = make_method("ms-ucb", BOX, seed=1, d=2, N0=N0, alpha=alpha, **FAST)
+    drive(m, FAST["n_init"])
+    total = 0
+    for t in range(1, 6):
+        drive(m, 1)
+        diag = m.diagnostics()
+        total += N0 * t**alpha
+        assert diag["t"] == t
+        assert diag["N_t"] == N0 * t**alpha
+        assert diag["n_subspaces"] == total
+
+
+def test_every_proposal_lies_on_a_subspace_of_z_t():
+    """Model-based proposals fix the D - d z-coordinates at some z in Z_t (Definition 1)."""
+    m = make_method("ms-ucb", BOX, seed=2, d=2, N0=2, alpha=1, **FAST)
+    xs = drive(m, 12)
+    assert np.all(xs >= BOX[:, 0]) and np.all(xs <= BOX[:, 1])
+    assert_array_equal(m.y_dims_, [4, 5])  # the paper's y: the last d coordinates
+    U = m.to_canonical(xs[FAST["n_init"]:])
+    for t, u in enumerate(U, start=1):
+        Z = m.subspaces(np.arange(subspace_count(t, 2, 1)))
+        assert np.min(np.max(np.abs(Z - u[m.z_dims_]), axis=1)) < 1e-9
+        assert np.all(np.abs(u) <= 1.0)
+
+
+def test_y_dims_options():
+    first = make_method("ms-ucb", BOX, seed=0, d=2, y_dims="first", **FAST)
+    assert_array_equal(first.y_dims_, [0, 1])
+    assert_array_equal(first.z_dims_, [2, 3, 4, 5])
+    given = make_method("ms-ucb", BOX, seed=0, d=2, y_dims=[5, 1], **FAST)
+    assert_array_equal(given.y_dims_, [1, 5])
+    rand = make_method("ms-ucb", BOX, seed=0, d=3, y_dims="random", **FAST)
+    assert rand.y_dims_.size == 3 and np.unique(rand.y_dims_).size == 3
+
+
+def test_subspaces_are_uniform_and_reproducible():
+    m = make_method("ms-ucb", [(-1, 1)] * 12, seed=5, d=2, **FAST)
+    Z = m.subspaces(np.arange(4000))
+    assert Z.shape == (4000, 10)
+    assert np.all(Z >= -1) and np.all(Z < 1)
+    assert abs(Z.mean()) < 0.02 and abs(Z.var() - 1 / 3) < 0.01
+    assert_array_equal(m.subspaces([17, 3]), Z[[17, 3]])  # any subset, same values
+    assert abs(np.corrcoef(Z[:-1, 0], Z[1:, 0])[0, 1]) < 0.05
+    u = splitmix_uniform(123, np.arange(10, dtype=np.uint64))
+    assert_array_equal(u, splitmix_uniform(123, np.arange(10, dtype=np.uint64)))
+    assert not np.array_equal(u, splitmix_uniform(124, np.arange(10, dtype=np.uint64)))
+
+
+def test_acquisition_budget_is_respected():
+    m = make_method("ms-ucb", BOX, seed=3, d=2, N0=5, alpha=2, n_init=4, acq_budget=120, n_restarts=0,
+                    refit_every=5)
+    drive(m, 4)
+    for _ in range(5):
+        drive(m, 1)
+        diag = m.diagnostics()
+        assert 1 <= diag["acq_nfev"] <= 120
+        # 40 screening evaluations: once |Z_t| > 40 only 40 subspaces (new ones first) are screened
+        assert diag["screened_subspaces"] == min(40, diag["n_subspaces"])
+        assert diag["n_starts"] <= 80 // 10
+
+
+def test_beta_is_the_papers_schedule():
+    m = make_method("ms-ucb", [(-1, 1)] * 100, seed=0, **FAST)
+    assert m.beta_t(1) == pytest.approx(tranthe2020(1, dim=100, subspace_dim=5))
+    assert m.beta_t(1) == pytest.approx(43.03, abs=0.01)  # SPEC P3.A.3
+    full = make_method("ms-ucb", [(-1, 1)] * 3, seed=0, d=3, **FAST)  # d = D: same formula, d -> D
+    t = 4
+    expected = 2 * np.log(np.pi**2 * t**2 / 0.1) + 2 * 3 * np.log(2 * 3 * np.sqrt(np.log(6 * 3 / 0.1)) * t**2)
+    assert full.beta_t(t) == pytest.approx(expected)
+
+
+def test_d_equal_D_reduces_to_gp_ucb():
+    """With d = D every subspace is the whole box: given the same data, the same GP
+    hyperparameters and the same beta, MS-UCB proposes the same point as ``gp-ucb`` (both with
+    multi-start L-BFGS-B), and that point is the global maximizer of the UCB on a 401 x 401 grid."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (8, 2))
+
+    def f(x):
+        return float(-np.sum((x - 0.3) ** 2) + 0.3 * np.sin(4 * x[0]))
+
+    common = dict(n_init=8, ard=False, fit_noise=False, noise_variance=1e-6, n_restarts=0, beta=2.0,
+                  acq_budget=600)
+    # the same length-scale: 0.5 on [-1, 1] (MS-UCB's domain) is 0.25 on [0, 1] (GP-UCB's)
+    ms = make_method("ms-ucb", [(-1, 1)] * 2, seed=0, d=2, lengthscale_bounds=(0.5, 0.5), **common)
+    gp_ucb = make_method("gp-ucb", [(-1, 1)] * 2, seed=0, maximizer="lbfgsb", polish=False,
+                         lengthscale_bounds=(0.25, 0.25), **common)
+    for x in X:
+        ms.tell(x, f(x))
+        gp_ucb.tell(x, f(x))
+    a, b = ms.ask(), gp_ucb.ask()
+    assert_allclose(a, b, atol=1e-4)
+    g = np.linspace(-1, 1, 401)
+    grid = np.array(np.meshgrid(g, g)).reshape(2, -1).T
+    acq = UCB(ms.gp_, 2.0)
+    values = acq(grid)
+    assert acq(a[None, :])[0] >= values.max() - 1e-9
+    assert_allclose(a, grid[np.argmax(values)], atol=0.01)
+    assert ms.diagnostics()["n_subspaces"] == 1 and ms.z_dims_.size == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "exc", "match"),
+    [
+        ({"d": 7}, ValueError, "d"),
+        ({"d": 0}, ValueError, "d"),
+        ({"d": 2.0}, TypeError, "d"),
+        ({"N0": 0}, ValueError, "N0"),
+        ({"alpha": -1}, ValueError, "alpha"),
+        ({"y_dims": "middle"}, ValueError, "y_dims"),
+        ({"d": 2, "y_dims": [0, 0]}, ValueError, "y_dims"),
+        ({"d": 2, "y_dims": [0, 9]}, ValueError, "y_dims"),
+        ({"screen_fraction": 1.0}, ValueError, "screen_fraction"),
+        ({"maximizer": "direct"}, ValueError, "maximizer"),
+        ({"polish": True}, ValueError, "polish"),
+        ({"beta": "nope"}, ValueError, "beta"),
+    ],
+)
+def test_invalid_options(options, exc, match):
+    with pytest.raises(exc, match=match):
+        make_method("ms-ucb", BOX, seed=0, **options)
+
+
+def test_beats_random_search_on_embedded_branin(run):
+    """Branin hidden in D = 50 ([-1, 1]^50, random active coordinates per seed), 40 evaluations."""
+    opts = dict(n_init=10, acq_budget=600, n_restarts=0, refit_every=3)
+    ours, rand = [], []
+    for seed in range(6):
+        p = problems.get("branin", dim=50, domain="symmetric", seed=seed)
+        ours.append(run("ms-ucb", p, 40, seed, **opts)[0])
+        rand.append(run("random", p, 40, seed)[0])
+    assert np.median(ours) < 0.5 * np.median(rand), (ours, rand)
+    assert np.mean(ours) < 0.7 * np.mean(rand), (ours, rand)
