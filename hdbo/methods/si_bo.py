@@ -1,0 +1,344 @@
+"""SI-BO (Djolonga, Krause, Cevher, NIPS 2013): subspace identification, then GP-UCB on it.
+
+For ``f(x) = g(A x)`` with A of shape (k, D), k << D, Algorithm 1 of the paper:
+
+**Phase 1 (subspace identification)**, every query through ``ask``/``tell``:
+
+1. ``m_X`` sampling centres ``xi_j`` uniform on the unit sphere ``S^{D-1}``;
+2. ``m_Phi`` matrices ``Phi_i`` of shape (D, m_X) with entries ``+-1/sqrt(m_Phi)`` (SPEC.md
+   P1.A.4-1: the paper's Algorithm 1 prints ``{+-1/sqrt(m_Phi)}^k`` and a loop over m_X; we
+   follow the text: D x m_X matrices, i = 1..m_Phi);
+3. queries: the m_X centres, then ``xi_j + eps phi_{i,j}`` for i = 1..m_Phi, j = 1..m_X, each
+   repeated ``n_rep`` times in a row and averaged (Theorem 5's resampling), so Phase 1 costs
+   exactly ``n_SI = m_X (m_Phi + 1) n_rep`` evaluations;
+4. the finite-difference measurements ``y_i`` of eq. (1) and the Dantzig selector (eq. 2),
+   solved by cvxpy when installed, else by our ADMM (:mod:`hdbo.structure.subspace`);
+5. ``A_hat`` = the top-k left singular vectors of the solution.
+
+**Phase 2**: GP-UCB on ``z in B^k(1 + eps_bar)`` with ``x = A_hat^T z``, the Phase-1 data reused
+in projected coordinates ``A_hat x`` (:class:`~hdbo.methods.subspace_ucb.SubspaceUCB`: grid or
+DIRECT in k dimensions, ``beta_t = 2 log(|Z| t^2 pi^2 / (6 delta))`` with t counted from the
+first Phase-2 query).
+
+Defaults (SPEC.md P1.A.4-3/4, where the paper gives no values): ``m_X = k + 1``,
+``m_Phi = ceil(1.5 k (D + m_X))``, ``eps = 0.3``, ``n_rep = 1``, ``eps_bar = 0.1``,
+``delta = 0.1``; ``lambda = c_lambda sqrt(2 m_X) (sigma / eps) (sqrt(D) + sqrt(m_X))`` with
+``c_lambda = 0.36`` and sigma the known noise std divided by ``sqrt(n_rep)`` (the paper's eq.-4
+bound with any realistic C_2 makes the selector return 0); lambda halved up to 10 times while
+the solution has numerical rank < k. With ``noise_std=None`` sigma is estimated from the
+measurements (:func:`hdbo.structure.subspace.estimate_fd_noise`). In the noiseless case
+(``noise_std=0``) lambda is floored at ``1e-8 ||calA*(y)||_op`` to keep the conic problem
+well posed.
+
+Domain. The paper's domain is the ball ``B^D(1 + eps_bar)``. Here the canonical coordinates are
+the symmetric cube ``[-1, 1]^D`` of the user's box, whose largest inscribed ball is the unit
+ball (SPEC.md P1.A.4-7: for the Gabor cube [0,1]^D this is the frame ``x = c + rho u`` with
+``c = 0.5``, ``rho = 0.5``). Centres lie on its unit sphere; ``eps`` and the ball radius are in
+these units (so SPEC's Gabor step ``eps = 0.3`` in cube units is ``epsilon = 0.6`` here). Every
+query is clipped to the box; a finite-difference point that had to be clipped is left out of
+the measurements (its step is no longer ``eps phi``), as is any term whose evaluation failed
+or whose told point differs from the design point.
+
+Reading of told values. During Phase 1 the p-th evaluation told is taken as the value of the
+p-th design point if the told point equals it (within 1e-9 in canonical coordinates);
+otherwise (the caller evaluated something else, or the base class replaced a repeated failed
+point) it is used only as GP data.
+
+References
+----------
+J. Djolonga, A. Krause, V. Cevher. High-dimensional Gaussian process bandits. NIPS 2013,
+Algorithm 1, eqs. (1), (2), (4), Theorems 4-5, Section 5
+(``../shared/papers/000_b66171859d87e3f4.txt``).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_choice, check_int, check_real
+from ..space import Box
+from ..structure.subspace import (
+    DS_SOLVERS,
+    adjoint_operator,
+    estimate_fd_noise,
+    finite_difference_measurements,
+    noise_calibrated_lambda,
+    orthonormal_rows,
+    recover_subspace,
+)
+from .registry import register
+from .subspace_ucb import SubspaceUCB
+
+__all__ = ["SIBO"]
+
+Array = NDArray[np.float64]
+
+
+@register
+class SIBO(SubspaceUCB):
+    """SI-BO: Phase 1 learns the subspace by low-rank recovery, Phase 2 runs GP-UCB on it.
+
+    See the module docstring for the algorithm and every choice where the paper is silent.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    k : int, default 2
+        Dimension of the subspace kept (number of singular vectors).
+    m_X : int, optional
+        Number of sampling centres (default ``k + 1``).
+    m_Phi : int, optional
+        Number of random direction matrices (default ``ceil(1.5 k (D + m_X))``).
+    epsilon : float, default 0.3
+        Finite-difference step (canonical units: the inscribed ball has radius 1).
+    n_rep : int, default 1
+        Evaluations of each Phase-1 point, averaged (the noisy-case resampling).
+    c_lambda : float, default 0.36
+        Multiplier of the noise-calibrated Dantzig tolerance.
+    lam : float, optional
+        A fixed Dantzig tolerance instead of the rule.
+    ds_solver : {"auto", "cvxpy", "admm", "adjoint"}, default "auto"
+        Dantzig-selector solver (:func:`hdbo.structure.subspace.dantzig_selector`).
+    max_halvings : int, default 10
+        Halvings of lambda while the solution's rank is below k.
+    noise_std : float, optional
+        Known noise std of one evaluation (objective units): sets lambda and fixes the GP
+        noise. None estimates it for lambda and fits it in the GP.
+    **kwargs
+        :class:`~hdbo.methods.subspace_ucb.SubspaceUCB` options (``ball_margin``, ``delta``,
+        ``grid_points``, ``beta``, ``lengthscale``) and
+        :class:`~hdbo.methods.gp_based.GPMethod` options (``refit_every``, ``maximizer``, ...).
+
+    Attributes
+    ----------
+    subspace_ : ndarray of shape (k, D) or None
+        The recovered subspace ``A_hat`` (orthonormal rows, canonical coordinates); None
+        during Phase 1.
+    subspace_user_ : ndarray of shape (k, D) or None
+        An orthonormal basis of the same subspace in the user's units.
+    phase1_evaluations : int
+        ``n_SI = m_X (m_Phi + 1) n_rep``.
+    sin_theta_ : float or None
+        ``||sin Theta(A, A_hat)||_2`` against the problem's true subspace, when known.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an option is invalid (the message names it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hdbo.methods import make_method
+    >>> m = make_method("si-bo", [(-1, 1)] * 6, seed=0, k=1, m_Phi=4, noise_std=0.0, grid_points=51)
+    >>> m.phase1_evaluations
+    10
+    >>> for _ in range(12):
+    ...     x = m.ask()
+    ...     m.tell(x, float(np.sin(x[0] + x[1])))
+    >>> m.subspace_.shape
+    (1, 6)
+    """
+
+    name = "si-bo"
+
+    def __init__(
+        self,
+        bounds: Box | ArrayLike,
+        *,
+        k: int = 2,
+        m_X: int | None = None,
+        m_Phi: int | None = None,
+        epsilon: float = 0.3,
+        n_rep: int = 1,
+        c_lambda: float = 0.36,
+        lam: float | None = None,
+        ds_solver: str = "auto",
+        max_halvings: int = 10,
+        noise_std: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, k=k, noise_std=noise_std, **kwargs)
+        D, k = self.dim, self.k
+        self.m_X = check_int(m_X, "m_X", low=1, allow_none=True)
+        self.m_Phi = check_int(m_Phi, "m_Phi", low=1, allow_none=True)
+        self.epsilon = check_real(epsilon, "epsilon", low=0, low_inclusive=False)
+        self.n_rep = check_int(n_rep, "n_rep", low=1)
+        self.c_lambda = check_real(c_lambda, "c_lambda", low=0)
+        self.lam = check_real(lam, "lam", low=0, allow_none=True)
+        self.ds_solver = check_choice(ds_solver, "ds_solver", DS_SOLVERS)
+        self.max_halvings = check_int(max_halvings, "max_halvings", low=0)
+        self.n_centres = self.m_X if self.m_X is not None else k + 1
+        self.n_directions = self.m_Phi if self.m_Phi is not None else math.ceil(1.5 * k * (D + self.n_centres))
+        if k > self.n_centres:
+            warnings.warn(f"si-bo: k = {k} > m_X = {self.n_centres}: the gradient matrix has rank <= m_X, so "
+                          "the extra directions are random", RuntimeWarning, stacklevel=2)
+        self.phase1_evaluations = self.n_centres * (self.n_directions + 1) * self.n_rep
+        if self.budget is not None and self.budget <= self.phase1_evaluations:
+            warnings.warn(f"si-bo: budget {self.budget} <= the {self.phase1_evaluations} Phase-1 evaluations; "
+                          "no optimization phase will run", RuntimeWarning, stacklevel=2)
+        # The design (centres, directions) is regenerated from this seed, drawn from the method's
+        # generator, so the state stays small.
+        self._design_seed = int(self.rng.integers(2**63 - 1))
+        self._design: tuple[Array, Array, Array] | None = None
+        self.subspace_: Array | None = None
+        self.estimate_info_: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ design
+    def design(self) -> tuple[Array, Array, Array]:
+        """The Phase-1 design in canonical coordinates.
+
+        Returns
+        -------
+        centres : ndarray of shape (m_X, D)
+            Uniform on the unit sphere.
+        Phi : ndarray of shape (m_Phi, D, m_X)
+            Entries ``+-1/sqrt(m_Phi)``; column j of ``Phi[i]`` is the direction ``phi_{i,j}``.
+        points : ndarray of shape (m_X (m_Phi + 1), D)
+            Query order: the centres, then ``xi_j + eps phi_{i,j}`` for i (outer), j (inner),
+            clipped to ``[-1, 1]^D`` (each is queried ``n_rep`` times in a row).
+        """
+        if self._design is None:
+            rng = np.random.default_rng(self._design_seed)
+            D, mX, mP = self.dim, self.n_centres, self.n_directions
+            G = rng.standard_normal((mX, D))
+            centres = G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
+            signs = rng.integers(0, 2, size=(mP, D, mX), dtype=np.int8) * 2 - 1
+            Phi = signs.astype(float) / math.sqrt(mP)
+            steps = centres[None, :, :] + self.epsilon * np.transpose(Phi, (0, 2, 1))  # (mP, mX, D)
+            points = np.vstack([centres, steps.reshape(-1, D)])
+            self._design = (centres, Phi, np.clip(points, -1.0, 1.0))
+            self._unclipped = np.all(np.abs(points) <= 1.0, axis=1)
+        return self._design
+
+    @property
+    def in_phase1(self) -> bool:
+        """Whether the next query belongs to Phase 1."""
+        return self.n_told < self.phase1_evaluations
+
+    @property
+    def iteration(self) -> int:
+        """Index t >= 1 of the upcoming Phase-2 query (t = 1 right after Phase 1)."""
+        return max(1, self.n_told - self.phase1_evaluations + 1)
+
+    # ------------------------------------------------------------------ Phase 1 -> A_hat
+    def _phase1_values(self) -> tuple[Array, Array]:
+        """Averaged values of the design points (NaN where none is usable) and the clip mask."""
+        _, _, points = self.design()
+        n_pts = points.shape[0]
+        total = np.zeros(n_pts)
+        count = np.zeros(n_pts)
+        X = self.to_canonical(self.X_all[: self.phase1_evaluations])
+        y = self.y_all[: self.phase1_evaluations]
+        for p in range(y.size):
+            q = p // self.n_rep
+            if np.isfinite(y[p]) and np.max(np.abs(X[p] - points[q])) <= 1e-9:
+                total[q] += y[p]
+                count[q] += 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        return values, self._unclipped
+
+    def _identify(self) -> None:
+        """Solve the Dantzig selector on the Phase-1 data and set :attr:`subspace_`."""
+        centres, Phi, points = self.design()
+        mX, mP = self.n_centres, self.n_directions
+        values, unclipped = self._phase1_values()
+        fc = values[:mX]
+        fs = values[mX:].reshape(mP, mX)
+        mask = np.isfinite(fs) & np.isfinite(fc)[None, :] & unclipped[mX:].reshape(mP, mX)
+        Phi_m = Phi * mask[:, None, :]
+        y = finite_difference_measurements(np.nan_to_num(fc), np.nan_to_num(fs), self.epsilon, mask=mask)
+        if self.noise_std is not None:
+            sigma = self.noise_std / math.sqrt(self.n_rep)
+        else:
+            sigma = estimate_fd_noise(Phi_m, y, self.epsilon, self.k, m_X=mX) if mask.any() else 0.0
+        lam = self.lam if self.lam is not None else noise_calibrated_lambda(
+            sigma, self.epsilon, self.dim, mX, c_lambda=self.c_lambda)
+        floor = 1e-8 * float(np.linalg.norm(adjoint_operator(Phi_m, y), 2))
+        lam = max(lam, floor)
+        if not mask.any():
+            warnings.warn("si-bo: no usable Phase-1 finite difference; using a random subspace",
+                          RuntimeWarning, stacklevel=3)
+        est = recover_subspace(Phi_m, y, self.k, lam, solver=self.ds_solver, max_halvings=self.max_halvings,
+                               rng=self.rng)
+        self.subspace_ = est.A_hat
+        sv = est.singular_values
+        self.estimate_info_ = {
+            "lambda": est.lam,
+            "lambda_initial": lam,
+            "n_halvings": est.n_halvings,
+            "ds_solver": est.solver,
+            "ds_status": est.status,
+            "singular_values": [float(v) for v in sv],
+            "sigma_used": float(sigma),
+            "fd_terms_used": int(mask.sum()),
+            "fd_terms_total": int(mask.size),
+        }
+
+    def _projection(self) -> Array | None:
+        if self.subspace_ is None and not self.in_phase1:
+            self._identify()
+        return self.subspace_
+
+    @property
+    def subspace_user_(self) -> Array | None:
+        """An orthonormal basis (rows) of the recovered subspace in the user's units, or None."""
+        if self.subspace_ is None:
+            return None
+        return orthonormal_rows(self.subspace_ / (0.5 * self.bounds.width)[None, :])
+
+    @property
+    def sin_theta_(self) -> float | None:
+        """``||sin Theta(A, A_hat)||_2`` against the problem's true subspace (None if unknown)."""
+        return self.subspace_diagnostics().get("sin_theta")
+
+    # ------------------------------------------------------------------ ask
+    def _ask(self) -> Array:
+        if self.in_phase1:
+            _, _, points = self.design()
+            return points[self.n_told // self.n_rep]
+        self._projection()
+        return super()._ask()
+
+    # ------------------------------------------------------------------ state
+    def _get_internal_state(self) -> dict[str, Any]:
+        state = super()._get_internal_state()
+        state.update(design_seed=self._design_seed,
+                     subspace=None if self.subspace_ is None else self.subspace_.tolist(),
+                     estimate_info=self.estimate_info_)
+        return state
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self._design_seed = int(state["design_seed"])
+        self._design = None
+        self.subspace_ = None if state["subspace"] is None else np.asarray(state["subspace"], dtype=float)
+        self.estimate_info_ = dict(state["estimate_info"])
+        super()._set_internal_state(state)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Phase-1 facts, the recovered subspace and its angles to the truth (JSON values).
+
+        Returns
+        -------
+        dict
+            ``phase1_evaluations`` (n_SI), ``m_X``, ``m_Phi``, ``epsilon``, ``n_rep``,
+            ``phase1_done``; after Phase 1 also ``lambda``, ``lambda_initial``,
+            ``n_halvings``, ``ds_solver``, ``ds_status``, ``singular_values``,
+            ``sigma_used``, ``fd_terms_used``/``fd_terms_total`` and ``subspace`` (k x D
+            list, canonical coordinates); with the true subspace known, ``sin_theta``,
+            ``cos_angles`` and ``min_cos``; plus the GP hyperparameters and ``k``.
+        """
+        info = super().diagnostics()
+        info.update(phase1_evaluations=self.phase1_evaluations, m_X=self.n_centres, m_Phi=self.n_directions,
+                    epsilon=self.epsilon, n_rep=self.n_rep, phase1_done=self.subspace_ is not None)
+        info.update(self.estimate_info_)
+        if self.subspace_ is not None:
+            info["subspace"] = self.subspace_.tolist()
+        return info
