@@ -209,6 +209,28 @@ class GroupSummary:
             "log10_simple_regret": self.log10_simple_regret,
         }[name]
 
+    def metric_at(self, name: str, t: int) -> tuple[float, float]:
+        """Mean and standard error of a curve metric after ``t`` evaluations.
+
+        Parameters
+        ----------
+        name : str
+            ``"simple_regret"``, ``"avg_regret"``, ``"best_f"`` or ``"log10_simple_regret"``
+            (diagnostics exist only at the end of a run: NaN).
+        t : int
+            Evaluations, ``1 <= t``; NaN when ``t`` exceeds the budget.
+
+        Returns
+        -------
+        (float, float)
+        """
+        if name.startswith(DIAG_PREFIX) or not 1 <= t <= self.budget or not self.curves:
+            return (math.nan, math.nan)
+        if name == "log10_simple_regret":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return mean_se(np.log10(np.maximum(self.curves["simple_regret"][:, t - 1], 1e-12)))
+        return mean_se(self.curves[name][:, t - 1])
+
 
 def aggregate(
     store: RunStore,
@@ -740,10 +762,15 @@ def render_markdown(
                 ]
                 for r in refs:
                     g = ours.get(r.method)
-                    our = format_mean_se(*g.metric(r.metric)) if g else "not run"
+                    if g is None:
+                        our, our_t = "not run", "—"
+                    elif r.at is not None:
+                        our, our_t = format_mean_se(*g.metric_at(r.metric, r.at)), str(r.at)
+                    else:
+                        our, our_t = format_mean_se(*g.metric(r.metric)), str(g.budget)
                     lines.append(
                         f"| {r.method} | {_title(r.metric)} | {r.value:.4g} | "
-                        f"{r.budget if r.budget is not None else '—'} | {our} | {g.budget if g else '—'} | "
+                        f"{r.budget if r.budget is not None else '—'} | {our} | {our_t} | "
                         f"{r.note.replace('|', '/')} |"
                     )
                 lines.append("")

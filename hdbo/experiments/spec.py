@@ -40,6 +40,7 @@ Format
     metric = "simple_regret"           # a metric name (see below)
     value = 0.12
     budget = 100                       # optional: the T the value refers to
+    at = 110                           # optional: compare with ours after this many evaluations
     note = "Fig. 2, read off the plot" # optional
 
     [[claim]]                          # optional: a statement of the paper, checked in reports
@@ -214,6 +215,9 @@ class ReferenceValue:
         Where the number comes from (may be empty).
     budget : int or None
         The ``T`` the value is for, if the paper says.
+    at : int or None
+        Compare with our metric after this many evaluations instead of at the end of our runs
+        (e.g. the paper's T = 500 plus the initial points, read off runs of a larger budget).
     """
 
     problem: str
@@ -222,6 +226,7 @@ class ReferenceValue:
     value: float
     note: str = ""
     budget: int | None = None
+    at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -532,7 +537,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
     for i, entry in enumerate(refs):
         where = f"reference[{i}]"
         ctx.table(entry, where)
-        ctx.keys(entry, where, required=("problem", "method", "metric", "value"), optional=("note", "budget"))
+        ctx.keys(entry, where, required=("problem", "method", "metric", "value"), optional=("note", "budget", "at"))
         if entry["problem"] not in problem_labels:
             labels = ", ".join(sorted(problem_labels))
             raise ctx.error(f"{where}.problem", f"no problem labelled {entry['problem']!r} (labels: {labels})")
@@ -552,6 +557,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
                 value=float(value),
                 note=ctx.string(entry.get("note", ""), f"{where}.note", allow_empty=True),
                 budget=ctx.positive_int(entry["budget"], f"{where}.budget") if "budget" in entry else None,
+                at=ctx.positive_int(entry["at"], f"{where}.at") if "at" in entry else None,
             )
         )
 

@@ -181,7 +181,7 @@ class GaussianProcess:
         )
 
     def _refresh_alpha(self) -> None:
-        self.alpha_ = cho_solve((self.L_, True), self._z)
+        self.alpha_ = cho_solve((self.L_, True), self._z, check_finite=False)
 
     def fit(
         self,
@@ -310,8 +310,9 @@ class GaussianProcess:
             self.L_, self.jitter_ = self._factor(self.X_, start=max(self.jitter_, 1e-10))
             self.n_full_ = self.n_train
         else:
-            L = np.zeros((t + 1, t + 1))
+            L = np.empty((t + 1, t + 1), order="F")  # LAPACK order: no transposed copies later
             L[:t, :t] = self.L_
+            L[:t, t] = 0.0
             L[t, :t] = l
             L[t, t] = np.sqrt(pivot2)
             self.L_ = L

@@ -217,7 +217,10 @@ class AddGPUCB(GPMethod):
     def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
         was_exploring = self._exploring
         self._exploring = self.iteration <= self.explore_iters
-        if self._exploring or not self.learns_decomposition:
+        # One group over all D coordinates (the paper's GP-UCB, M = 1): every partition is the
+        # same, so scoring random ones would only cost factorizations.
+        single = self.M == 1 and self.d >= self.dim
+        if self._exploring or not self.learns_decomposition or single:
             theta = None if (self.gp_ is None or was_exploring != self._exploring) else self.gp_.kernel.theta
             gp = self._make_gp_for(self.groups_, theta)
             return gp.fit(X, y, optimize=True, rng=self.rng)

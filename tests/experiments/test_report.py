@@ -87,7 +87,8 @@ def test_aggregate_matches_hand_computation(filled):
 def test_report_files_and_numbers(filled):
     store, configs, pending = filled
     out = store.path.replace("runs.db", "out/report.md")
-    refs = {"exp": [ReferenceValue("_hdbo_test_problems:flaky(dim=3)", "Random", "avg_regret", 0.125, "Tab. 9", 10)]}
+    refs = {"exp": [ReferenceValue("_hdbo_test_problems:flaky(dim=3)", "Random", "avg_regret", 0.125, "Tab. 9", 10),
+                    ReferenceValue("_hdbo_test_problems:flaky(dim=3)", "Random", "simple_regret", 0.5, "Tab. 8", 4, at=4)]}
     path = write_report(store, out, title="Test report", references=refs, descriptions={"exp": "Toy runs."})
     text = path.read_text()
     groups = aggregate(store)
@@ -99,6 +100,12 @@ def test_report_files_and_numbers(filled):
     # the paper's value next to ours
     flaky = groups[1]
     assert f"| Random | R_T/T | 0.125 | 10 | {format_mean_se(*flaky.avg_regret)} | 10 | Tab. 9 |" in text
+    # a paper value for an earlier T, read off our curves after `at` evaluations
+    at4 = flaky.metric_at("simple_regret", 4)
+    assert at4[0] == pytest.approx(np.nanmean(flaky.curves["simple_regret"][:, 3]))
+    assert at4[0] >= flaky.simple_regret[0]
+    assert f"| Random | simple regret S_T | 0.5 | 4 | {format_mean_se(*at4)} | 4 | Tab. 8 |" in text
+    assert math.isnan(flaky.metric_at("simple_regret", 11)[0])
     assert "1 run(s) are not finished" in text
     pngs = sorted(path.parent.glob("*.png"))
     assert len(pngs) == 2

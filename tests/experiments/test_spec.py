@@ -61,6 +61,7 @@ method = "gp-ucb"
 metric = "simple_regret"
 value = 0.25
 budget = 100
+at = 90
 note = "Fig. 1"
 """
 
@@ -79,6 +80,7 @@ def test_parse_good_spec(tmp_path):
     assert [m.label for m in spec.methods] == ["R", "gp-ucb"]
     assert spec.methods[1].params == {"acq_budget": 500, "kernel": "se"}
     assert spec.references[0].value == 0.25 and spec.references[0].budget == 100
+    assert spec.references[0].at == 90
     configs = spec.run_configs()
     assert len(configs) == 2 * 2 * 3
     assert {c.experiment for c in configs} == {"demo"}
