@@ -17,8 +17,6 @@ Prints two tables (medians over ``--repeats``; the machine is shared, so medians
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 
@@ -26,20 +24,7 @@ from hdbo.acquisition import UCB
 from hdbo.methods import make_method
 from hdbo.methods.ms_ucb import subspace_count
 
-
-def objective(X: np.ndarray) -> np.ndarray:
-    """A smooth function on [-1, 1]^D depending on every coordinate."""
-    X = np.atleast_2d(X)
-    return -np.sum((X - 0.3) ** 2, axis=1) + 0.3 * np.sin(5 * X[:, 0]) * np.cos(3 * X[:, 1])
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from bench_gp import median_time, objective  # a smooth function of every coordinate; medians
 
 
 def acquisition_table(dims: list[int], ts: list[int], n_obs: int, repeats: int) -> None:

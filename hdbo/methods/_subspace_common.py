@@ -7,12 +7,14 @@ MS-UCB (:mod:`hdbo.methods.ms_ucb`), DropoutUCB (:mod:`hdbo.methods.dropout_ucb`
   dimension of the space they search (:func:`resolve_tranthe_beta`);
 * spend a fixed number of acquisition evaluations per iteration, searched by their own
   multi-start L-BFGS-B (so ``maximizer`` must be ``"lbfgsb"`` and there is no separate polish);
+* share the GP defaults of the paper's common settings and start the length-scale fit at a
+  value that scales with the number of GP inputs (:func:`start_lengthscale`);
 * report the facts of the last acquisition step in ``diagnostics()`` and keep them in the
   JSON state.
 
 MS-UCB and DropoutUCB also share the "random screening, then one stacked L-BFGS-B run from the
-best screened points" search (:func:`stacked_lbfgsb`, :meth:`SubspaceUCBMixin._split_budget`).
-This module holds those parts once; :class:`SubspaceUCBMixin` goes before
+best screened points" search (:func:`stacked_lbfgsb`, :class:`MultiStartSubspaceMixin`).
+This module holds those parts once; the mixin goes before
 :class:`~hdbo.methods.gp_based.GPMethod` in the bases.
 
 References
@@ -34,9 +36,10 @@ from scipy.optimize import Bounds, minimize
 
 from .._validation import check_int, check_real
 from ..acquisition.schedules import get_beta_schedule
+from ..gp import Kernel, make_kernel
 from .gp_ucb import resolve_beta
 
-__all__ = ["SubspaceUCBMixin", "resolve_tranthe_beta", "stacked_lbfgsb"]
+__all__ = ["MultiStartSubspaceMixin", "SubspaceUCBMixin", "resolve_tranthe_beta", "stacked_lbfgsb", "start_lengthscale"]
 
 Array = NDArray[np.float64]
 
@@ -164,12 +167,67 @@ def stacked_lbfgsb(
     return best_y, best_v, used
 
 
-class SubspaceUCBMixin:
-    """Common options, ``beta_t``, budget split, state and diagnostics of the subspace UCB methods.
+def start_lengthscale(n_inputs: int, bounds: tuple[float, float]) -> float:
+    """Starting length-scale of the ML-II fit for a GP on ``n_inputs`` coordinates in ``[-1, 1]``.
 
-    Use as ``class M(SubspaceUCBMixin, GPMethod)`` and call :meth:`_init_subspace_ucb` after
-    ``GPMethod.__init__``. The subclass sets ``name``, ``_default_acq_budget`` (a function of D)
-    and stores the facts of its last acquisition step in ``self.last_`` (a JSON dict).
+    ``max(0.5, 0.2 sqrt(n_inputs))`` clipped to ``bounds``. Uniform points of ``[-1, 1]^n`` lie
+    about ``0.8 sqrt(n)`` apart; from a length-scale of 0.5 at n = 100 that is 16 length-scales,
+    where the Matern covariances of 20 initial points (and the likelihood's gradient) vanish and
+    the fit stays at its start (a GP equal to its prior away from the data). Starting at
+    ``0.2 sqrt(n)`` keeps them about 4 length-scales apart; up to 6 inputs the start is 0.5.
+
+    Parameters
+    ----------
+    n_inputs : int
+        Number of GP input coordinates.
+    bounds : (float, float)
+        Length-scale bounds.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> start_lengthscale(5, (0.05, 20.0)), start_lengthscale(100, (0.05, 20.0))
+    (0.5, 2.0)
+    """
+    lo, hi = bounds
+    return float(min(max(0.5, 0.2 * math.sqrt(n_inputs), lo), hi))
+
+
+class SubspaceUCBMixin:
+    """Shared options, ``beta_t``, state and diagnostics of the subspace UCB methods.
+
+    Use as ``class M(SubspaceUCBMixin, GPMethod)``: this ``__init__`` takes the GP options
+    whose defaults follow the MS-UCB paper's common settings (20 initial points, Matern-5/2,
+    one isotropic length-scale refitted after every observation, multi-start L-BFGS-B, no
+    polish) and passes the rest to :class:`~hdbo.methods.gp_based.GPMethod`. The subclass
+    calls :meth:`_set_subspace_dim` once it knows the dimension it searches, sets ``name`` and
+    may override :meth:`_default_acq_budget` and :meth:`_gp_input_dim`; it stores the facts of
+    its last acquisition step in ``self.last_`` (a JSON dict).
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    beta : str or float, default "tranthe2020"
+        beta_t schedule name or a constant (see :func:`resolve_tranthe_beta`).
+    beta_params : dict, optional
+        Schedule parameters.
+    n_init, refit_every, refit_growth, kernel, ard
+        GP options of :class:`~hdbo.methods.gp_based.GPMethod` with the defaults above.
+    maximizer : {"lbfgsb"}
+        The methods maximize with their own multi-start L-BFGS-B.
+    polish : bool, default False
+        Must be False.
+    **kwargs
+        Other :class:`~hdbo.methods.gp_based.GPMethod` options.
+
+    Raises
+    ------
+    ValueError
+        If ``maximizer != "lbfgsb"`` or ``polish`` is True.
     """
 
     # set by GPMethod / the subclass
@@ -179,10 +237,28 @@ class SubspaceUCBMixin:
     maximizer: str
     polish: bool
     iteration: int
+    kernel: str
+    ard: bool
+    lengthscale_bounds: tuple[float, float]
 
-    def _init_subspace_ucb(self, *, beta: str | float, beta_params: dict[str, Any] | None,
-                           subspace_dim: int) -> None:
-        """Check ``maximizer``/``polish``; set ``beta``, ``beta_params``, ``_beta_fn`` and ``last_``."""
+    def __init__(
+        self,
+        bounds: Any,
+        *,
+        beta: str | float = "tranthe2020",
+        beta_params: dict[str, Any] | None = None,
+        n_init: int = 20,
+        refit_every: int = 1,
+        refit_growth: float | None = None,
+        kernel: str = "matern52",
+        ard: bool = False,
+        maximizer: str = "lbfgsb",
+        polish: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, n_init=n_init, refit_every=refit_every,  # type: ignore[call-arg]
+                         refit_growth=refit_growth, kernel=kernel, ard=ard, maximizer=maximizer, polish=polish,
+                         **kwargs)
         if self.maximizer != "lbfgsb":
             raise ValueError(f"{self.name} maximizes its acquisition by its own multi-start L-BFGS-B; maximizer "
                              f"must be 'lbfgsb', got {self.maximizer!r}")
@@ -190,15 +266,22 @@ class SubspaceUCBMixin:
             raise ValueError(f"{self.name} has no separate polish step; polish must be False")
         self.beta = beta
         self.beta_params = dict(beta_params or {})
-        self._beta_fn = resolve_tranthe_beta(beta, self.beta_params, self.dim, subspace_dim)
+        self._beta_fn: Callable[[int], float] | None = None
         self.last_: dict[str, Any] = {}
 
-    def _init_multistart(self, *, n_starts: int | None, screen_fraction: float, min_evals_per_start: int) -> None:
-        """Check and set the options of the screening + stacked L-BFGS-B search."""
-        self.n_starts = check_int(n_starts, "n_starts", low=1, allow_none=True)
-        self.screen_fraction = check_real(screen_fraction, "screen_fraction", low=0, high=1,
-                                          low_inclusive=False, high_inclusive=False)
-        self.min_evals_per_start = check_int(min_evals_per_start, "min_evals_per_start", low=2)
+    def _set_subspace_dim(self, subspace_dim: int) -> None:
+        """Resolve ``beta_t`` for a search space of dimension ``subspace_dim`` (validates ``beta``)."""
+        self._beta_fn = resolve_tranthe_beta(self.beta, self.beta_params, self.dim, subspace_dim)
+
+    def _gp_input_dim(self) -> int:
+        """Number of GP input coordinates (default D)."""
+        return self.dim
+
+    def _make_kernel(self) -> Kernel:
+        """The covariance function, its length-scale fit started at :func:`start_lengthscale`."""
+        n = self._gp_input_dim()
+        return make_kernel(self.kernel, n, ard=self.ard, lengthscale_bounds=self.lengthscale_bounds,
+                           lengthscale=start_lengthscale(n, self.lengthscale_bounds))
 
     def _default_acq_budget(self) -> int:
         """Acquisition evaluations per iteration when ``acq_budget`` is not given: ``300 D``."""
@@ -209,24 +292,10 @@ class SubspaceUCBMixin:
         """Acquisition evaluations per iteration (``acq_budget`` or the method's default)."""
         return self.acq_budget if self.acq_budget is not None else self._default_acq_budget()
 
-    @property
-    def starts_budget(self) -> int:
-        """L-BFGS-B starts asked for per iteration (``n_starts`` or ``10 D``, the paper's count)."""
-        return self.n_starts if self.n_starts is not None else 10 * self.dim
-
     def beta_t(self, t: int | None = None) -> float:
         """The exploration weight beta_t (default: of the upcoming iteration)."""
+        assert self._beta_fn is not None, "_set_subspace_dim was not called"
         return float(self._beta_fn(self.iteration if t is None else t))
-
-    def _split_budget(self) -> tuple[int, int]:
-        """``(S, L)``: screening evaluations (``screen_fraction`` of the budget, >= 1) and local ones."""
-        B = self.acquisition_budget
-        S = max(1, int(B * self.screen_fraction))
-        return S, B - S
-
-    def _n_local_starts(self, local_budget: int, n_candidates: int) -> int:
-        """Starts of the stacked L-BFGS-B: ``min(starts_budget, L // min_evals_per_start, n_candidates)``."""
-        return max(0, min(self.starts_budget, local_budget // self.min_evals_per_start, n_candidates))
 
     def _get_internal_state(self) -> dict[str, Any]:
         return dict(super()._get_internal_state(), last=self.last_)  # type: ignore[misc]
@@ -240,3 +309,61 @@ class SubspaceUCBMixin:
         out = dict(super().diagnostics())  # type: ignore[misc]
         out.update(self.last_)
         return out
+
+
+class MultiStartSubspaceMixin(SubspaceUCBMixin):
+    """The "random screening, then one stacked L-BFGS-B run" search of MS-UCB and DropoutUCB.
+
+    Each iteration spends ``screen_fraction`` of the acquisition budget (default ``300 D``) on
+    random candidates evaluated in vectorized batches and the rest on :func:`stacked_lbfgsb`
+    from the best of them (:meth:`_split_budget`, :meth:`_n_local_starts`).
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    n_starts : int, optional
+        L-BFGS-B starts per iteration, default ``10 D`` (the MS-UCB paper's count), capped by
+        ``local budget // min_evals_per_start``.
+    screen_fraction : float, default 1/3
+        Fraction of the acquisition budget spent on random screening, in (0, 1).
+    min_evals_per_start : int, default 10
+        Smallest local budget (acquisition evaluations) a start may get, ``>= 2``.
+    **kwargs
+        :class:`SubspaceUCBMixin` and :class:`~hdbo.methods.gp_based.GPMethod` options.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an option is invalid.
+    """
+
+    def __init__(
+        self,
+        bounds: Any,
+        *,
+        n_starts: int | None = None,
+        screen_fraction: float = 1.0 / 3.0,
+        min_evals_per_start: int = 10,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(bounds, **kwargs)
+        self.n_starts = check_int(n_starts, "n_starts", low=1, allow_none=True)
+        self.screen_fraction = check_real(screen_fraction, "screen_fraction", low=0, high=1,
+                                          low_inclusive=False, high_inclusive=False)
+        self.min_evals_per_start = check_int(min_evals_per_start, "min_evals_per_start", low=2)
+
+    @property
+    def starts_budget(self) -> int:
+        """L-BFGS-B starts asked for per iteration (``n_starts`` or ``10 D``, the paper's count)."""
+        return self.n_starts if self.n_starts is not None else 10 * self.dim
+
+    def _split_budget(self) -> tuple[int, int]:
+        """``(S, L)``: screening evaluations (``screen_fraction`` of the budget, >= 1) and local ones."""
+        B = self.acquisition_budget
+        S = max(1, int(B * self.screen_fraction))
+        return S, B - S
+
+    def _n_local_starts(self, local_budget: int, n_candidates: int) -> int:
+        """Starts of the stacked L-BFGS-B: ``min(starts_budget, L // min_evals_per_start, n_candidates)``."""
+        return max(0, min(self.starts_budget, local_budget // self.min_evals_per_start, n_candidates))

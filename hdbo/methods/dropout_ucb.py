@@ -25,6 +25,14 @@ al. 2020 ran DropoutUCB as a baseline with d = 5; SPEC.md P3.B):
   (vectorized), the rest on one stacked L-BFGS-B run from the best ``min(10 D, ...)`` of them
   (:func:`hdbo.methods.ms_ucb.stacked_lbfgsb`, the same local search as MS-UCB).
 
+Behaviour to expect (Branin hidden in D = 50, 40 evaluations, 8 problem seeds; simple regret
+median / mean): random search 1.15 / 1.29, Dropout-Random 1.03 / 1.04, Dropout-Mix 1.45 / 1.57.
+The d = 5 kept coordinates include one of the 2 active ones in only 19% of the iterations, and
+the paper's ``beta_t`` (about 40 at d = 5) sends the kept coordinates to faces of the box, so
+on a function with few active coordinates DropoutUCB is close to random search (see
+``tests/methods/test_dropout_ucb.py``); Li et al. designed it for functions where every
+coordinate matters.
+
 References
 ----------
 Li, Gupta, Rana, Nguyen, Venkatesh, Shilton. High dimensional Bayesian optimization using
@@ -41,9 +49,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_int, check_real
 from ..acquisition import UCB
-from ..gp import GaussianProcess, Kernel, make_kernel
+from ..gp import GaussianProcess
 from ..space import Box
-from ._subspace_common import SubspaceUCBMixin, stacked_lbfgsb
+from ._subspace_common import MultiStartSubspaceMixin, stacked_lbfgsb
 from .gp_based import GPMethod
 from .registry import register
 
@@ -53,7 +61,7 @@ Array = NDArray[np.float64]
 
 
 @register
-class DropoutUCB(SubspaceUCBMixin, GPMethod):
+class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
     """GP-UCB on d randomly kept coordinates per iteration; see the module docstring.
 
     Parameters
@@ -110,37 +118,21 @@ class DropoutUCB(SubspaceUCBMixin, GPMethod):
         d: int = 5,
         fill: str = "mix",
         p: float = 0.5,
-        n_starts: int | None = None,
-        screen_fraction: float = 1.0 / 3.0,
-        min_evals_per_start: int = 10,
-        beta: str | float = "tranthe2020",
-        beta_params: dict[str, Any] | None = None,
-        n_init: int = 20,
-        refit_every: int = 1,
-        refit_growth: float | None = None,
-        kernel: str = "matern52",
-        ard: bool = False,
-        maximizer: str = "lbfgsb",
-        polish: bool = False,
         **kwargs: Any,
     ) -> None:
-        if ard:
+        if kwargs.get("ard"):
             raise ValueError("dropout-ucb needs an isotropic kernel (ard=False): its coordinate subset changes "
                              "every iteration")
-        super().__init__(bounds, n_init=n_init, refit_every=refit_every, refit_growth=refit_growth,
-                         kernel=kernel, ard=ard, maximizer=maximizer, polish=polish, **kwargs)
+        super().__init__(bounds, **kwargs)
         self.d = check_int(d, "d", low=1, high=self.dim)
         self.fill = check_choice(fill, "fill", ("mix", "copy", "random"))
         self.p = check_real(p, "p", low=0, high=1)
-        self._init_multistart(n_starts=n_starts, screen_fraction=screen_fraction,
-                              min_evals_per_start=min_evals_per_start)
-        self._init_subspace_ucb(beta=beta, beta_params=beta_params, subspace_dim=self.d)
+        self._set_subspace_dim(self.d)
         self.dims_: NDArray[np.int64] | None = None
 
     # ------------------------------------------------------------------ model on the kept coordinates
-    def _make_kernel(self) -> Kernel:
-        return make_kernel(self.kernel, self.d, ard=False, lengthscale_bounds=self.lengthscale_bounds,
-                           lengthscale=min(max(0.5, self.lengthscale_bounds[0]), self.lengthscale_bounds[1]))
+    def _gp_input_dim(self) -> int:
+        return self.d
 
     def _gp_data(self) -> tuple[Array, Array]:
         X, y = self.X_obs, self.y_obs

@@ -33,6 +33,7 @@ from ..acquisition.schedules import BETA_SCHEDULES
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box
 from ..structure.embeddings import Embedding, embedding_from_dict
+from ._subspace_common import start_lengthscale
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 
@@ -177,9 +178,9 @@ class EmbeddingGPMethod(GPMethod):
         return self.low_dim
 
     def _make_kernel(self) -> Kernel:
-        lo, hi = self.lengthscale_bounds
-        return make_kernel(self.kernel, self._gp_input_dim(), ard=self.ard, lengthscale_bounds=self.lengthscale_bounds,
-                           lengthscale=min(max(0.5, lo), hi))
+        n = self._gp_input_dim()  # REMBO's k_X: D inputs, where a start at 0.5 would not fit
+        return make_kernel(self.kernel, n, ard=self.ard, lengthscale_bounds=self.lengthscale_bounds,
+                           lengthscale=start_lengthscale(n, self.lengthscale_bounds))
 
     def _on_tell(self, u: Array, y: float) -> None:
         w = self._latent_of(u)
@@ -271,8 +272,9 @@ class EmbeddingGPMethod(GPMethod):
             embedding's :meth:`~hdbo.structure.embeddings.Embedding.to_dict`, from which
             :func:`~hdbo.structure.embeddings.embedding_from_dict` rebuilds it exactly),
             ``low_dim`` (latent dimension), ``n_latent`` (told points with latent
-            coordinates) and ``clipped_fraction`` (fraction of the coordinates of those points
-            that the embedding clipped).
+            coordinates), ``clipped_fraction`` (fraction of the coordinates of those points
+            that the embedding clipped) and, after a model-based query, ``acq_nfev``
+            (acquisition evaluations of the last one).
         """
         info = super().diagnostics()
         if self.embedding_ is None:
@@ -281,4 +283,6 @@ class EmbeddingGPMethod(GPMethod):
         Y = self.embedding_.low_box.from_symmetric(W) if W.size else np.empty((0, self.low_dim))
         info.update(embedding=self.embedding_.to_dict(), low_dim=self.low_dim, n_latent=int(W.shape[0]),
                     clipped_fraction=self.embedding_.clipped_fraction(Y))
+        if getattr(self, "last_acq_nfev_", None) is not None:
+            info["acq_nfev"] = int(self.last_acq_nfev_)
         return info

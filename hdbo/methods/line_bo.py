@@ -129,22 +129,12 @@ class LineBO(SubspaceUCBMixin, GPMethod):
         *,
         direction: str = "random",
         grid_fraction: float = 0.5,
-        beta: str | float = "tranthe2020",
-        beta_params: dict[str, Any] | None = None,
-        n_init: int = 20,
-        refit_every: int = 1,
-        refit_growth: float | None = None,
-        kernel: str = "matern52",
-        ard: bool = False,
-        maximizer: str = "lbfgsb",
-        polish: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(bounds, n_init=n_init, refit_every=refit_every, refit_growth=refit_growth,
-                         kernel=kernel, ard=ard, maximizer=maximizer, polish=polish, **kwargs)
+        super().__init__(bounds, **kwargs)
         self.direction = check_choice(direction, "direction", ("random", "coordinate"))
         self.grid_fraction = check_real(grid_fraction, "grid_fraction", low=0, high=1, low_inclusive=False)
-        self._init_subspace_ucb(beta=beta, beta_params=beta_params, subspace_dim=1)
+        self._set_subspace_dim(1)
         self.anchor_: Array | None = None
         self.direction_: Array | None = None
 

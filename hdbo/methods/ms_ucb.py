@@ -66,7 +66,7 @@ from .._validation import check_choice, check_int
 from ..acquisition import UCB
 from ..gp import GaussianProcess
 from ..space import Box
-from ._subspace_common import SubspaceUCBMixin, resolve_tranthe_beta, stacked_lbfgsb
+from ._subspace_common import MultiStartSubspaceMixin, resolve_tranthe_beta, stacked_lbfgsb
 from .gp_based import GPMethod
 from .registry import register
 
@@ -131,7 +131,7 @@ def subspace_count(t: int, N0: int, alpha: int) -> int:
 
 
 @register
-class MSUCB(SubspaceUCBMixin, GPMethod):
+class MSUCB(MultiStartSubspaceMixin, GPMethod):
     """MS-UCB: GP-UCB whose acquisition is maximized over random d-dimensional slices.
 
     See the module docstring for the algorithm and the budget allocation.
@@ -215,29 +215,14 @@ class MSUCB(SubspaceUCBMixin, GPMethod):
         N0: int = 1,
         alpha: int = 0,
         y_dims: str | Sequence[int] = "last",
-        n_starts: int | None = None,
-        screen_fraction: float = 1.0 / 3.0,
-        min_evals_per_start: int = 10,
-        beta: str | float = "tranthe2020",
-        beta_params: dict[str, Any] | None = None,
-        n_init: int = 20,
-        refit_every: int = 1,
-        refit_growth: float | None = None,
-        kernel: str = "matern52",
-        ard: bool = False,
-        maximizer: str = "lbfgsb",
-        polish: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(bounds, n_init=n_init, refit_every=refit_every, refit_growth=refit_growth,
-                         kernel=kernel, ard=ard, maximizer=maximizer, polish=polish, **kwargs)
+        super().__init__(bounds, **kwargs)
         D = self.dim
         self.d = check_int(d, "d", low=1, high=D)
         self.N0 = check_int(N0, "N0", low=1)
         self.alpha = check_int(alpha, "alpha", low=0)
-        self._init_multistart(n_starts=n_starts, screen_fraction=screen_fraction,
-                              min_evals_per_start=min_evals_per_start)
-        self._init_subspace_ucb(beta=beta, beta_params=beta_params, subspace_dim=self.d)
+        self._set_subspace_dim(self.d)
         self.y_dims = y_dims if isinstance(y_dims, str) else [int(i) for i in y_dims]
         self.y_dims_ = self._choose_y_dims(y_dims)
         self.z_dims_ = np.setdiff1d(np.arange(D), self.y_dims_)

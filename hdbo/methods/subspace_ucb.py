@@ -484,7 +484,11 @@ class RandomSubspaceUCB(SubspaceUCB):
 
     def __init__(self, bounds: Box | ArrayLike, **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
-        G = self.rng.standard_normal((self.dim, self.k))
+        # A generator of its own, seeded from the method's: drawing G directly from
+        # default_rng(seed) would reproduce, bit for bit, the subspace of any problem that
+        # draws its A the same way from the same seed (gp-subspace, branin-subspace with
+        # seed = method seed), silently turning RandomS-UCB into the oracle.
+        G = np.random.default_rng(int(self.rng.integers(2**63 - 1))).standard_normal((self.dim, self.k))
         Qm, _ = np.linalg.qr(G)
         self.projection_ = np.ascontiguousarray(Qm.T)
 

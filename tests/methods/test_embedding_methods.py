@@ -13,6 +13,8 @@ from hdbo import problems
 from hdbo.methods import Method, make_method
 from hdbo.structure.embeddings import embedding_from_dict
 
+from _runs import drive
+
 BOX = np.array([[-5.0, 10.0], [0.0, 15.0], [2.0, 3.0]] + [[-1.0, 4.0]] * 9)  # D = 12, uneven widths
 FAST = {"n_init": 4, "acq_budget": 120, "n_restarts": 1}
 
@@ -20,15 +22,6 @@ FAST = {"n_init": 4, "acq_budget": 120, "n_restarts": 1}
 def objective(x: np.ndarray) -> float:
     u = (x - BOX[:, 0]) / (BOX[:, 1] - BOX[:, 0])
     return float(-np.sum((u[:4] - 0.7) ** 2) - 0.1 * np.sum(u[4:] ** 2))
-
-
-def drive(m: Method, steps: int, f=objective) -> np.ndarray:
-    xs = []
-    for _ in range(steps):
-        x = m.ask()
-        xs.append(x)
-        m.tell(x, f(x))
-    return np.array(xs)
 
 
 @pytest.mark.parametrize("name, options", [
@@ -58,22 +51,22 @@ def test_rembo_latent_box_kernel_space_and_defaults():
     assert m.d == 5 and m.embedding_.A.shape == (12, 5)
     assert_allclose(m.embedding_.low_box.upper, math.sqrt(5))
     assert make_method("rembo", BOX[:3], seed=1).d == 3  # d <= D
-    drive(m, 6)
+    drive(m, 6, objective)
     assert m.gp_.X_.shape[1] == 5  # k_Y: the GP sees latent points
     high = make_method("rembo", BOX, seed=1, kernel_space="high", **FAST)
-    drive(high, 6)
+    drive(high, 6, objective)
     assert high.gp_.X_.shape[1] == 12 and not high.ard  # k_X: the clipped points, isotropic
     assert m.ard
     # HeSBO never clips; REMBO with its sqrt(d) box mostly does
     assert m.diagnostics()["clipped_fraction"] > 0.2
     hs = make_method("hesbo", BOX, seed=1, **FAST)
-    drive(hs, 5)
+    drive(hs, 5, objective)
     assert hs.diagnostics()["clipped_fraction"] == 0.0
 
 
 def test_rembo_high_kernel_gradient_matches_finite_differences():
     m = make_method("rembo", BOX, seed=2, d=3, kernel_space="high", **FAST)
-    drive(m, 7)
+    drive(m, 7, objective)
     from hdbo.acquisition import UCB
 
     fun, fun_and_grad = m._latent_acquisition(UCB(m.gp_, 2.0))
@@ -87,7 +80,7 @@ def test_rembo_high_kernel_gradient_matches_finite_differences():
 
 def test_points_off_the_embedding_stay_out_of_the_latent_model():
     m = make_method("hesbo", BOX, seed=0, d=3, **FAST)
-    drive(m, 4)
+    drive(m, 4, objective)
     x = BOX[:, 0] + 0.37 * (BOX[:, 1] - BOX[:, 0]) + 0.01 * np.arange(12)  # not on the sketch
     m.tell(x, 5.0)  # better than anything seen
     assert m._latent[-1] is None
@@ -153,7 +146,7 @@ def test_sre_stages_restart_around_the_best_point():
 @pytest.mark.parametrize("name, options", [("rembo", {"d": 3}), ("hesbo", {"d": 3}), ("sre", {"d": 2, "m": 3})])
 def test_same_seed_same_embedding_and_points(name, options):
     runs = [make_method(name, BOX, seed=s, budget=9, **FAST, **options) for s in (7, 7, 8)]
-    xs = [drive(m, 9) for m in runs]
+    xs = [drive(m, 9, objective) for m in runs]
     assert_array_equal(xs[0], xs[1])
     assert_array_equal(runs[0].embedding_.matrix, runs[1].embedding_.matrix)
     assert not np.array_equal(runs[0].embedding_.matrix, runs[2].embedding_.matrix)
@@ -168,21 +161,21 @@ def test_same_seed_same_embedding_and_points(name, options):
 ])
 def test_json_state_round_trip_resumes_exactly(name, options):
     ref = make_method(name, BOX, seed=5, budget=14, **FAST, **options)
-    ref_xs = drive(ref, 14)
+    ref_xs = drive(ref, 14, objective)
     m = make_method(name, BOX, seed=5, budget=14, **FAST, **options)
-    drive(m, 9)  # SRE: inside its second stage
+    drive(m, 9, objective)  # SRE: inside its second stage
     state = json.loads(json.dumps(m.state_dict()))
     resumed = Method.from_state(state)
     assert_array_equal(resumed.embedding_.matrix, m.embedding_.matrix)
     assert resumed._latent == m._latent
-    assert_array_equal(drive(resumed, 5), ref_xs[9:])
+    assert_array_equal(drive(resumed, 5, objective), ref_xs[9:])
     assert embedding_from_dict(state["internal"]["embedding"]).to_dict() == m.embedding_.to_dict()
 
 
 def test_acquisition_budget_is_honoured():
     for maximizer in ("direct", "lbfgsb", "random"):
         m = make_method("hesbo", BOX, seed=0, d=3, n_init=3, acq_budget=57, maximizer=maximizer, n_restarts=0)
-        drive(m, 5)
+        drive(m, 5, objective)
         assert 0 < m.last_acq_nfev_ <= 57
 
 

@@ -1,7 +1,8 @@
 """REMBO, HeSBO, SRE improve on random search on Branin embedded in D = 50 (fixed seeds, margins).
 
 Metric: mean over problem seeds of log10 simple regret (best-so-far); random search is averaged
-over 5 method seeds per problem. Each problem seed draws the 2 active coordinates at random.
+over 5 method seeds per problem. Each problem seed draws the 2 active coordinates at random
+(runs: tests/methods/_runs.py).
 Measured on problem seeds 0-7 (method seed = problem seed; n_init=8, acq_budget=150,
 n_restarts=0, refit_every=5; random search over 10 method seeds), mean log10 regret:
 
@@ -26,42 +27,20 @@ seeds they stall on a face minimum of Branin (regret 1.6 at x1 = 10).
 
 from __future__ import annotations
 
-import numpy as np
-
-from hdbo import problems
-from hdbo.methods import make_method
+from _runs import log10, random_regrets, regrets
 
 FAST = {"n_init": 8, "acq_budget": 150, "n_restarts": 0, "refit_every": 5}
 
 
-def _log_regret(name: str, problem_seed: int, budget: int, method_seed: int | None = None, **options) -> float:
-    """log10 simple regret of one run on Branin embedded in D = 50; checks every point is in the box."""
-    p = problems.get("branin", dim=50, seed=problem_seed)
-    seed = problem_seed if method_seed is None else method_seed
-    m = make_method(name, p.bounds, seed=seed, budget=budget, structure=p.structure, **options)
-    best = -np.inf
-    for _ in range(budget):
-        x = m.ask()
-        assert np.all(x >= p.bounds.lower) and np.all(x <= p.bounds.upper)
-        y = p(x)
-        m.tell(x, y)
-        best = max(best, float(y))
-    return float(np.log10(max(p.optimum_value - best, 1e-12)))
-
-
-def _random(budget: int, seeds: range) -> float:
-    return float(np.mean([_log_regret("random", s, budget, method_seed=100 + k) for s in seeds for k in range(5)]))
-
-
 def test_hesbo_beats_random_search_at_30_evaluations():
-    # measured: HeSBO -1.41 (per seed -3.25 -0.26 -0.93 -1.22), random 0.00
+    # measured: HeSBO -1.41 (per seed -3.2 -0.3 -0.9 -1.2), random 0.00
     seeds = range(4)
-    hes = np.mean([_log_regret("hesbo", s, 30, d=4, **FAST) for s in seeds])
-    assert hes < _random(30, seeds) - 1.0
+    hes = log10(regrets("hesbo", seeds, 30, d=4, **FAST)).mean()
+    assert hes < log10(random_regrets(seeds, 30)).mean() - 1.0
 
 
 def test_sre_beats_random_search_with_d_equal_to_the_effective_dimension():
-    # measured @60, seeds 0-5: SRE d=2 m=2 -0.97 (per seed -3.3 0.2 -0.6 -0.7 -0.6 -0.8), random -0.3
+    # measured: SRE d=2 m=2 -0.97 (per seed -3.3 0.2 -0.6 -0.7 -0.6 -0.8), random -0.33
     seeds = range(6)
-    sre = np.mean([_log_regret("sre", s, 60, d=2, m=2, **FAST) for s in seeds])
-    assert sre < _random(60, seeds) - 0.4
+    sre = log10(regrets("sre", seeds, 60, d=2, m=2, **FAST)).mean()
+    assert sre < log10(random_regrets(seeds, 60)).mean() - 0.4

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from hdbo import problems
 from hdbo.methods import make_method
 from hdbo.methods.line_bo import line_segment
+
+from _runs import random_regrets, regrets
 
 BOX = np.array([[-3.0, 5.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 2.0], [-5.0, -4.0]])
 FAST = dict(n_init=4, acq_budget=200, n_restarts=0, refit_every=5)
@@ -86,13 +87,11 @@ def test_invalid_options(options, exc, match):
         make_method("line-bo", BOX, seed=0, **options)
 
 
-def test_beats_random_search_on_embedded_branin(run):
-    """Branin hidden in D = 50 ([-1, 1]^50, random active coordinates per seed), 40 evaluations."""
-    opts = dict(n_init=10, acq_budget=600, n_restarts=0, refit_every=3)
-    ours, rand = [], []
-    for seed in range(6):
-        p = problems.get("branin", dim=50, domain="symmetric", seed=seed)
-        ours.append(run("line-bo", p, 40, seed, **opts)[0])
-        rand.append(run("random", p, 40, seed)[0])
-    assert np.median(ours) < 0.5 * np.median(rand), (ours, rand)
-    assert np.mean(ours) < 0.7 * np.mean(rand), (ours, rand)
+def test_beats_random_search_on_embedded_branin():
+    """Branin hidden in D = 50, 40 evaluations, random directions, problem seeds 0-7
+    (tests/methods/_runs.py). Measured: simple regret median 0.10, mean 0.41; random search
+    (5 runs per seed) median 1.15, mean 1.29."""
+    ours = regrets("line-bo", range(8), 40, n_init=10, acq_budget=600, n_restarts=0, refit_every=3)
+    rand = random_regrets(range(8), 40)
+    assert np.median(ours) < 0.3 * np.median(rand), (ours, rand)
+    assert np.mean(ours) < 0.5 * np.mean(rand), (ours, rand)

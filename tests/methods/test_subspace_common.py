@@ -8,7 +8,8 @@ from numpy.testing import assert_allclose
 
 from hdbo.acquisition.schedules import tranthe2020
 from hdbo.methods import make_method
-from hdbo.methods._subspace_common import resolve_tranthe_beta, stacked_lbfgsb
+from hdbo.gp import GaussianProcess, make_kernel
+from hdbo.methods._subspace_common import resolve_tranthe_beta, stacked_lbfgsb, start_lengthscale
 
 
 def _quadratics(centres: np.ndarray):
@@ -68,4 +69,26 @@ def test_shared_options(name, default):
         make_method(name, [(-1, 1)] * 8, seed=0, maximizer="direct")
     with pytest.raises(ValueError, match=f"{name}.*polish"):
         make_method(name, [(-1, 1)] * 8, seed=0, polish=True)
-    assert m.diagnostics() == {} or "acq_nfev" not in m.diagnostics()
+    assert "acq_nfev" not in m.diagnostics()  # nothing acquired yet
+
+
+def test_start_lengthscale_scales_with_the_gp_inputs():
+    assert start_lengthscale(5, (0.05, 20.0)) == 0.5
+    assert start_lengthscale(100, (0.05, 20.0)) == pytest.approx(2.0)
+    assert start_lengthscale(100, (0.05, 1.0)) == 1.0
+    assert make_method("ms-ucb", [(-1, 1)] * 100, seed=0)._make_kernel().lengthscale[0] == pytest.approx(2.0)
+    assert make_method("dropout-ucb", [(-1, 1)] * 100, seed=0)._make_kernel().lengthscale[0] == 0.5  # d = 5 inputs
+    high = make_method("rembo", [(-1, 1)] * 50, seed=0, d=2, kernel_space="high")  # k_X: 50 inputs
+    assert high._make_kernel().lengthscale[0] == pytest.approx(0.2 * np.sqrt(50))
+    # 120 uniform points of a smooth function of 100 coordinates: from 0.5 the covariances
+    # vanish and ML-II does not move; from start_lengthscale(100) it fits (measured 6.5)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (120, 100))
+    y = -np.sum((X - 0.3) ** 2, axis=1)
+    fitted = []
+    for start in (0.5, start_lengthscale(100, (0.05, 20.0))):
+        kern = make_kernel("matern52", 100, ard=False, lengthscale_bounds=(0.05, 20.0), lengthscale=start)
+        gp = GaussianProcess(kern, noise_variance=1e-6, noise_bounds=(1e-8, 1.0), n_restarts=0)
+        fitted.append(gp.fit(X, y, optimize=True, rng=rng).kernel.lengthscale[0])
+    assert fitted[0] == pytest.approx(0.5)
+    assert fitted[1] > 3.0

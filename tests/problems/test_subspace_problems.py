@@ -37,6 +37,19 @@ def test_gp_subspace_instance(rng):
     assert p(x) != problems.get("gp-subspace", dim=100, seed=1)(x)
 
 
+def test_gp_subspace_optimum_is_the_max_over_the_disk():
+    # an independent check of the computed f*: a finer grid, offset from the construction's
+    # 201 x 201 one, over the disk of radius 1.1 never beats it, and comes within 1e-3 of it
+    p = problems.gp_subspace(dim=10, seed=3, n_grid=15)
+    A = np.array(p.structure["subspace"])
+    ax = np.linspace(-1.1, 1.1, 263)
+    U = np.stack(np.meshgrid(ax, ax, indexing="ij"), axis=-1).reshape(-1, 2)
+    U = U[np.sum(U**2, axis=1) <= 1.1**2]
+    vals = p(U @ A)
+    assert vals.max() <= p.optimum_value + 1e-9
+    assert vals.max() > p.optimum_value - 1e-3
+
+
 def test_gp_subspace_is_clamped_to_the_disk():
     p = problems.gp_subspace(dim=60, seed=2, n_grid=12)
     A = np.array(p.structure["subspace"])
