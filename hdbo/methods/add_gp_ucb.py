@@ -196,8 +196,11 @@ class AddGPUCB(GPMethod):
 
     @property
     def learns_decomposition(self) -> bool:
-        """Whether the grouping is re-learned (``decomposition="learn"``)."""
-        return isinstance(self.decomposition, str) and self.decomposition == "learn"
+        """Whether the grouping is re-learned: ``decomposition="learn"`` and more than one
+        partition exists (one group over all D coordinates, the paper's GP-UCB, has only one,
+        so scoring random partitions would only cost factorizations)."""
+        single = self.M == 1 and self.d >= self.dim
+        return isinstance(self.decomposition, str) and self.decomposition == "learn" and not single
 
     # ------------------------------------------------------------------ model
     def _make_kernel(self, groups: Groups | None = None, theta: NDArray[np.float64] | None = None) -> Additive:
@@ -217,10 +220,7 @@ class AddGPUCB(GPMethod):
     def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
         was_exploring = self._exploring
         self._exploring = self.iteration <= self.explore_iters
-        # One group over all D coordinates (the paper's GP-UCB, M = 1): every partition is the
-        # same, so scoring random ones would only cost factorizations.
-        single = self.M == 1 and self.d >= self.dim
-        if self._exploring or not self.learns_decomposition or single:
+        if self._exploring or not self.learns_decomposition:
             theta = None if (self.gp_ is None or was_exploring != self._exploring) else self.gp_.kernel.theta
             gp = self._make_gp_for(self.groups_, theta)
             return gp.fit(X, y, optimize=True, rng=self.rng)

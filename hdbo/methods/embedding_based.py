@@ -28,7 +28,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_int, check_real
 from ..acquisition import EI, UCB
-from ..acquisition.maximizers import maximize
 from ..acquisition.schedules import BETA_SCHEDULES
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box
@@ -218,30 +217,13 @@ class EmbeddingGPMethod(GPMethod):
                          fun_and_grad: Callable[[Array], tuple[Array, Array]]) -> Array:
         """Maximize over the normalized latent box within ``acquisition_budget`` evaluations.
 
-        Mirrors :meth:`GPMethod._maximize` (global maximizer, then an L-BFGS-B polish with 10%
-        of the budget when ``polish``), with the best observed latent points as candidates.
+        :meth:`GPMethod._maximize` on the latent box, with the best observed latent points as
+        starting candidates (and ``10 d`` L-BFGS-B starts when that is the maximizer).
         """
-        bounds = self.latent_box.bounds
         W, y = self._latent_rows()
-        options: dict[str, Any] = {}
         cands = W[np.argsort(-y, kind="stable")[:5]] if y.size else np.empty((0, self.low_dim))
-        if cands.shape[0] and self.maximizer != "grid":
-            options["x0_candidates"] = cands
-        if self.maximizer == "lbfgsb":
-            options.update(fun_and_grad=fun_and_grad, n_starts=10 * self.low_dim)
-        total = self.acquisition_budget
-        n_polish = total // 10 if (self.polish and self.maximizer != "lbfgsb") else 0
-        n_polish = n_polish if n_polish >= 4 else 0
-        res = maximize(self.maximizer, fun, bounds, budget=total - n_polish, rng=self.rng, **options)
-        w, nfev = res.x, res.nfev
-        if n_polish:
-            starts = np.vstack([res.x[None, :], cands])
-            pol = maximize("lbfgsb", fun, bounds, budget=n_polish, rng=self.rng, fun_and_grad=fun_and_grad,
-                           x0_candidates=starts, n_raw=0, n_starts=min(len(starts), 3))
-            nfev += pol.nfev
-            if pol.value > res.value:
-                w = pol.x
-        self.last_acq_nfev_ = nfev
+        w = self._maximize(fun, fun_and_grad, bounds=self.latent_box.bounds, candidates=cands,
+                           n_starts=10 * self.low_dim)
         return np.clip(w, -1.0, 1.0)
 
     # ------------------------------------------------------------------ state

@@ -210,18 +210,26 @@ class GPMethod(Method):
         raise NotImplementedError
 
     def _maximize(self, fun: Any, fun_and_grad: Any = None, *, bounds: NDArray[np.float64] | None = None,
-                  budget: int | None = None, n_candidates: int = 5) -> NDArray[np.float64]:
+                  budget: int | None = None, n_candidates: int = 5,
+                  candidates: NDArray[np.float64] | None = None,
+                  n_starts: int | None = None) -> NDArray[np.float64]:
         """Run the configured maximizer over ``bounds`` (default: the canonical box).
 
-        The best ``n_candidates`` observed points are offered as starting candidates.
+        The best ``n_candidates`` observed points are offered as starting candidates, or
+        ``candidates`` when given (points of ``bounds``, e.g. of a latent space);
+        ``n_starts`` sets the L-BFGS-B starts when that is the maximizer.
         """
         bounds = self.space.bounds if bounds is None else bounds
         options: dict[str, Any] = {}
         X, y = self.X_obs, self.y_obs
-        if y.size and bounds.shape[0] == self.dim and self.maximizer != "grid":
-            options["x0_candidates"] = X[np.argsort(-y)[:n_candidates]]
+        if candidates is None and y.size and bounds.shape[0] == self.dim:
+            candidates = X[np.argsort(-y)[:n_candidates]]
+        if candidates is not None and len(candidates) and self.maximizer != "grid":
+            options["x0_candidates"] = candidates
         if self.maximizer == "lbfgsb" and fun_and_grad is not None:
             options["fun_and_grad"] = fun_and_grad
+            if n_starts is not None:
+                options["n_starts"] = n_starts
         total = budget or self.acquisition_budget
         n_polish = total // 10 if (self.polish and fun_and_grad is not None and self.maximizer != "lbfgsb") else 0
         n_polish = n_polish if n_polish >= 4 else 0  # too few for a gradient step: give them back

@@ -1,4 +1,4 @@
-"""Run helpers of the MS-UCB paper's method tests (tests/methods/test_{ms_ucb,line_bo,dropout_ucb,
+"""Run helpers of the method tests (drive: also test_si_bo.py and test_rpp_gp_ucb.py; the rest: tests/methods/test_{ms_ucb,line_bo,dropout_ucb,
 embedding_methods,embedding_regret,rembo_regret}.py).
 
 :func:`drive` is the ask/tell loop. The others run on Branin hidden in D = 50 for the "improves on

@@ -10,6 +10,7 @@ from numpy.testing import assert_array_equal
 
 from hdbo.methods import Method, make_method
 from hdbo.structure import delta_ratio
+from _runs import drive
 
 BOUNDS = np.array([[-2.0, 3.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 5.0], [1.0, 2.0]])
 FAST = {"n_init": 4, "acq_budget": 120, "d": 3, "explore_iters": 2, "refit_every": 4, "w_iters": 20,
@@ -22,13 +23,8 @@ def objective(x: np.ndarray) -> float:
     return float(-np.sum((z - 0.4) ** 2) + 0.3 * np.sin(5 * z[0]))
 
 
-def run(m: Method, steps: int) -> list[np.ndarray]:
-    xs = []
-    for _ in range(steps):
-        x = m.ask()
-        xs.append(x)
-        m.tell(x, objective(x))
-    return xs
+def run(m: Method, steps: int) -> np.ndarray:
+    return drive(m, steps, objective)
 
 
 def test_identity_projection_reduces_to_add_gp_ucb_exactly():

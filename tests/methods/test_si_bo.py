@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from hdbo.methods import Method, make_method
+from hdbo.methods import make_method
 from hdbo.methods.subspace_ucb import ball_grid, true_subspace
+from _runs import drive
 from hdbo.space import Box
 from hdbo.structure.subspace import sin_theta
 
@@ -28,15 +29,6 @@ def hidden(seed: int, dim: int = D):
     return A, f
 
 
-def drive(m: Method, f, steps: int) -> np.ndarray:
-    xs = []
-    for _ in range(steps):
-        x = m.ask()
-        xs.append(x)
-        m.tell(x, f(x))
-    return np.array(xs)
-
-
 def test_default_design_size():
     m = make_method("si-bo", [(-1.0, 1.0)] * D, seed=0)
     assert (m.n_centres, m.n_directions) == (3, math.ceil(1.5 * 2 * (D + 3)))
@@ -48,7 +40,7 @@ def test_noise_free_subspace_angle_in_d30(seed):
     A, f = hidden(seed)
     m = make_method("si-bo", [(-1.0, 1.0)] * D, seed=seed, noise_std=0.0, m_Phi=200, epsilon=0.01,
                     ds_solver="admm", structure={"subspace": A.tolist()})
-    drive(m, f, m.phase1_evaluations)
+    drive(m, m.phase1_evaluations, f)
     assert m.subspace_ is None  # identification happens at the first Phase-2 ask
     m.ask()
     # Bound: ||sin Theta||_2 < 0.05 (about 3 degrees). Noise-free, what remains is the
@@ -98,7 +90,7 @@ def test_every_query_in_the_box_for_all_subspace_methods():
                        ("highdim-random-ucb", {"n_candidates": 50})]:
         m = make_method(name, box, seed=0, structure={"subspace": A.tolist()}, noise_std=0.0,
                         **({"grid_points": 31} if name != "highdim-random-ucb" else {}), **opts)
-        xs = drive(m, f, 50)
+        xs = drive(m, 50, f)
         assert np.all(box.contains(xs)), name
 
 
@@ -164,7 +156,7 @@ def test_si_bo_optimizes_a_hidden_function():
     A, f = hidden(2)
     m = make_method("si-bo", [(-1.0, 1.0)] * D, seed=0, noise_std=0.0, epsilon=0.01, ds_solver="admm",
                     grid_points=41, structure={"subspace": A.tolist()})
-    xs = drive(m, f, m.phase1_evaluations + 40)
+    xs = drive(m, m.phase1_evaluations + 40, f)
     vals = np.array([f(x) for x in xs])
     # max of g over the disk of radius 1.1, by brute force
     U = ball_grid(2, 1.1, 401)
@@ -193,6 +185,6 @@ def test_direct_maximizer_for_k_above_3():
     m = make_method("exact-subspace-ucb", [(-1, 1)] * 10, seed=0, structure={"subspace": A.tolist()},
                     acq_budget=200)
     assert m.maximizer == "direct"
-    xs = drive(m, lambda x: float(-np.sum((A @ x) ** 2)), 8)
+    xs = drive(m, 8, lambda x: float(-np.sum((A @ x) ** 2)))
     assert np.all(np.abs(xs) <= 1)
     assert np.linalg.norm(m.last_z_) <= m.radius + 1e-12
