@@ -38,6 +38,7 @@ points, long before SciPy's own run stopped.
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -77,19 +78,19 @@ def potentially_optimal(f: Array, size: Array, fmin: float, eps: float) -> NDArr
     -------
     ndarray of bool, shape (g,)
     """
-    ds = size[None, :] - size[:, None]  # ds[j, h] = d_h - d_j
+    ds = size[None, :] - size[:, None]  # ds[j, h] = d_h - d_j (sizes are distinct: ds != 0 off the diagonal)
     df = f[None, :] - f[:, None]  # df[j, h] = f_h - f_j
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slope = df / ds
     larger = ds > 0
     smaller = ds < 0
+    slope = np.divide(df, ds, out=np.zeros_like(df), where=larger | smaller)
     k_high = np.where(larger, slope, np.inf).min(axis=1)  # K may not exceed this
     k_low = np.where(smaller, slope, -np.inf).max(axis=1)  # nor fall below this
     ok = (k_high > 0) & (k_low <= k_high)
-    # Jones' condition f_j - K d_j <= fmin - eps |fmin| for the largest admissible K.
-    target = fmin - eps * abs(fmin)
-    with np.errstate(invalid="ignore"):
-        ok &= np.isinf(k_high) | (f - k_high * size <= target + 1e-15 * max(1.0, abs(fmin)))
+    # Jones' condition f_j - K d_j <= fmin - eps |fmin| for the largest admissible K (any K when
+    # no larger rectangle bounds it).
+    finite = np.isfinite(k_high)
+    target = fmin - eps * abs(fmin) + 1e-15 * max(1.0, abs(fmin))
+    ok[finite] &= f[finite] - k_high[finite] * size[finite] <= target
     return ok
 
 
@@ -143,8 +144,8 @@ def direct_minimize(
         if maxiter is not None and iteration >= maxiter:
             return nfev, f"maxiter {maxiter} reached"
         best = int(np.argmin(fvals[:n]))
-        half_diag = _half_diagonals(kmin[best], pcount[best], dim)
-        if half_diag < len_tol:
+        kb, pb = int(kmin[best]), int(pcount[best])
+        if 0.5 * math.sqrt(pb * 9.0 ** (-kb) + (dim - pb) * 9.0 ** (-kb - 1)) < len_tol:
             return nfev, "half-diagonal of the best rectangle below len_tol"
         iteration += 1
 
@@ -164,9 +165,12 @@ def direct_minimize(
         # largest rectangles first, so a budget cut drops the smallest ones
         chosen = reps[mask][np.argsort(-size[mask], kind="stable")]
 
-        # --- sample points of every chosen rectangle, in one batch
-        dims_list = [np.flatnonzero(levels[j] == kmin[j]) for j in chosen]
-        counts = np.array([2 * len(ix) for ix in dims_list])
+        # --- sample points of every chosen rectangle, in one batch. Rectangle r contributes
+        # its m_r longest dimensions, first all "+ delta" samples, then all "- delta" ones.
+        is_long = levels[chosen] == kmin[chosen][:, None]
+        rect_of, dim_of = np.nonzero(is_long)  # pairs in rectangle order, dims ascending
+        m_of = is_long.sum(axis=1)
+        counts = 2 * m_of
         room = budget - nfev
         complete = int(np.searchsorted(np.cumsum(counts), room, side="right"))
         n_points = int(counts[:complete].sum())
@@ -174,44 +178,53 @@ def direct_minimize(
         total = n_points + partial
         if total == 0:
             return nfev, f"budget of {budget} evaluations used up"
+        first_pair = np.concatenate(([0], np.cumsum(m_of)[:-1]))
+        q_of = np.arange(rect_of.size) - first_pair[rect_of]  # position within its rectangle
+        delta_of = 3.0 ** (-(kmin[chosen][rect_of] + 1))
+        start_of = 2 * first_pair[rect_of]  # first sample row of the rectangle
+        rows = np.concatenate([start_of + q_of, start_of + m_of[rect_of] + q_of])
+        sign = np.ones(2 * rect_of.size)
+        sign[rect_of.size :] = -1.0
+        pair_ids = np.concatenate([np.arange(rect_of.size)] * 2)
+        keep = rows < total
+        rows, sign, pair_ids = rows[keep], sign[keep], pair_ids[keep]
         X = np.empty((total, dim))
-        row = 0
-        for r in range(min(complete + (partial > 0), chosen.size)):
-            j = chosen[r]
-            ix = dims_list[r]
-            delta = 3.0 ** (-(kmin[j] + 1))
-            m = len(ix)
-            block = np.repeat(centers[j][None, :], 2 * m, axis=0)
-            block[np.arange(m), ix] += delta
-            block[m + np.arange(m), ix] -= delta
-            take = min(2 * m, total - row)
-            X[row : row + take] = block[:take]
-            row += take
+        X[rows] = centers[chosen[rect_of[pair_ids]]]
+        X[rows, dim_of[pair_ids]] += sign * delta_of[pair_ids]
         values = np.asarray(fun(X), dtype=float)
         nfev += total
 
-        # --- divide the rectangles whose samples are complete
-        row = 0
-        for r in range(complete):
-            j = chosen[r]
-            ix = dims_list[r]
-            m = len(ix)
-            vplus = values[row : row + m]
-            vminus = values[row + m : row + 2 * m]
-            w = np.minimum(vplus, vminus)
-            rank = np.argsort(w, kind="stable")
-            lev = levels[j].copy()
-            for q in rank:
-                i = ix[q]
-                lev[i] += 1
-                for sign, v in ((1, vplus[q]), (-1, vminus[q])):
-                    centers[n] = centers[j]
-                    centers[n, i] += sign * 3.0 ** (-(kmin[j] + 1))
-                    levels[n] = lev
-                    fvals[n] = v
-                    n += 1
-            levels[j] = lev
-            row += 2 * m
+        # --- divide the rectangles whose samples are complete: in each, trisect along its long
+        # dimensions in increasing order of w = min(f(c + delta e_i), f(c - delta e_i)); the
+        # children of the q-th dimension in that order have the first q + 1 of them trisected.
+        if complete:
+            n_pairs = int(first_pair[complete - 1] + m_of[complete - 1])
+            rect_c, dim_c, q_c = rect_of[:n_pairs], dim_of[:n_pairs], q_of[:n_pairs]
+            row_plus = start_of[:n_pairs] + q_c
+            vplus = values[row_plus]
+            vminus = values[row_plus + m_of[rect_c]]
+            order = np.lexsort((q_c, np.minimum(vplus, vminus), rect_c))  # rank within rectangle
+            rect_c, dim_c, vplus, vminus = rect_c[order], dim_c[order], vplus[order], vminus[order]
+            parent = chosen[rect_c]
+            steps = np.zeros((n_pairs, dim), dtype=np.int64)
+            steps[np.arange(n_pairs), dim_c] = 1
+            cum = np.cumsum(steps, axis=0)
+            group_start = first_pair[rect_c]
+            before = np.where(group_start[:, None] > 0, cum[np.maximum(group_start - 1, 0)], 0)
+            child_levels = levels[parent] + cum - before
+            delta_c = 3.0 ** (-(kmin[parent] + 1))
+            sl = slice(n, n + 2 * n_pairs)
+            centers[sl] = np.repeat(centers[parent], 2, axis=0)
+            step = np.repeat(delta_c, 2)
+            step[1::2] *= -1.0  # children come in (+, -) pairs
+            centers[n + np.arange(2 * n_pairs), np.repeat(dim_c, 2)] += step
+            levels[sl] = np.repeat(child_levels, 2, axis=0)
+            fvals[n : n + 2 * n_pairs : 2] = vplus
+            fvals[n + 1 : n + 2 * n_pairs : 2] = vminus
+            n += 2 * n_pairs
+            last = first_pair[1:complete] - 1  # each rectangle's last pair (all its dims trisected)
+            last = np.append(last, n_pairs - 1)
+            levels[parent[last]] = child_levels[last]
         # refresh (kmin, p) of the divided rectangles and their children
         touched = np.concatenate([chosen[:complete], np.arange(n - n_points, n)]) if complete else chosen[:0]
         if touched.size:

@@ -329,11 +329,13 @@ class Comparison:
     other_mean, other_se : float
     other_n_runs : int
     better : bool
-        ``method``'s mean is strictly better (lower regret, higher ``best_f``).
+        ``method``'s mean is strictly better (lower regret, higher ``best_f``); for a
+        ``"close"`` claim: worse by at most the claim's ``within``.
     significant : bool
         By the claim's test: ``|mean - other_mean| > 2 sqrt(se^2 + other_se^2)`` (``"2se"``)
-        or ``p_value < 0.05`` (``"welch"``); False when a standard error is unknown (a group
-        of one run).
+        or ``p_value < 0.05`` (``"welch"``); for a ``"close"`` claim: the shortfall differs
+        from ``within`` by more than two standard errors of the difference. False when a
+        standard error is unknown (a group of one run).
     p_value : float
         Two-sided p-value of Welch's t-test for equal means (from the means, standard errors
         and run counts); NaN when a group has fewer than two runs.
@@ -439,8 +441,8 @@ def check_claims(
     At budget ``T``, for each problem of the claim, the final-evaluation mean of the metric
     of ``claim.method`` is compared with that of each method in ``claim.than`` (for
     ``kind = "best"`` without ``than``: every other method with finished runs on that problem
-    at ``T``). The claim is held when ``method`` is strictly better in every comparison,
-    not held when it is not, and no data when a required method has no finished runs on a
+    at ``T``). The claim is held when ``method`` is strictly better in every comparison (for
+    ``kind = "close"``: worse by at most ``claim.within``), not held when it is not, and no data when a required method has no finished runs on a
     problem at ``T`` or its metric is unknown (NaN). Groups of different budgets are never
     mixed.
 
@@ -501,10 +503,18 @@ def _check_one(
             diff = mean - other_mean
             se_diff = math.sqrt(se**2 + other_se**2)  # NaN when a group has one run
             p_value = _welch_p(mean, se, n, other_mean, other_se, other_n)
-            if claim.test == "welch":
-                significant = bool(p_value < 0.05)  # False for NaN
+            if claim.kind == "close":
+                # shortfall of `method` behind `other`, against the spec's tolerance
+                shortfall = -diff if higher else diff
+                within = float(claim.within if claim.within is not None else 0.0)
+                better = shortfall <= within
+                significant = bool(abs(shortfall - within) > 2.0 * se_diff)  # False for NaN
             else:
-                significant = bool(abs(diff) > 2.0 * se_diff)  # False for NaN
+                better = diff > 0 if higher else diff < 0
+                if claim.test == "welch":
+                    significant = bool(p_value < 0.05)  # False for NaN
+                else:
+                    significant = bool(abs(diff) > 2.0 * se_diff)  # False for NaN
             comparisons.append(
                 Comparison(
                     problem=problem,
@@ -516,7 +526,7 @@ def _check_one(
                     other_mean=other_mean,
                     other_se=other_se,
                     other_n_runs=other_n,
-                    better=diff > 0 if higher else diff < 0,
+                    better=better,
                     significant=significant,
                     p_value=p_value,
                 )
@@ -628,6 +638,13 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
             "difference exceeds 2 standard errors of the difference, or for claims marked *(t-test)* when "
             "Welch's two-sided t-test rejects equal means at the 5% level (held: every comparison; "
             "not held: some comparison it loses)."
+            + (
+                " Claims marked *(within w)* are about being close: held when the method is worse than "
+                "each other method by at most w (in the metric's units), significant when the shortfall "
+                "is 2 standard errors of the difference away from w."
+                if any(c.claim.kind == "close" for c in checks)
+                else ""
+            )
         ),
         "",
         "| claim | source | problem(s) | result | numbers (mean ± SE) | significant | scale |",
@@ -635,8 +652,11 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
     ]
     for c in checks:
         sig = {True: "yes", False: "no", None: "—"}[c.significant]
+        mark = " *(t-test)*" if c.claim.test == "welch" and c.claim.kind != "close" else ""
+        if c.claim.kind == "close":
+            mark = f" *(within {c.claim.within:g})*"
         lines.append(
-            f"| {_cell(c.claim.text + (' *(t-test)*' if c.claim.test == 'welch' else ''))} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
+            f"| {_cell(c.claim.text + mark)} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
             f"{c.result} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"
         )
     lines.append("")

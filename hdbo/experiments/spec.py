@@ -45,11 +45,12 @@ Format
 
     [[claim]]                          # optional: a statement of the paper, checked in reports
     text = "GP-UCB beats random"       # required: the claim in words
-    kind = "better"                    # required: "better" or "best"
+    kind = "better"                    # required: "better", "best" or "close"
     problems = ["Branin D=20"]         # required: problem labels; the claim must hold on each
     metric = "simple_regret"           # required: a metric name (see below)
     method = "GP-UCB"                  # required: the method label the claim is about
-    than = ["random"]                  # method labels; required for "better", optional for "best"
+    than = ["random"]                  # method labels; required for "better" and "close", optional for "best"
+    # within = 0.05                    # kind = "close" only, and required there: the tolerance
     source = "Section 5.1, Fig. 2"     # optional: where the paper says it
     higher_is_better = false           # optional for built-in metrics, required for "diag:" ones
     test = "welch"                     # optional: "2se" (default) or "welch" (t-test, 95%)
@@ -60,11 +61,15 @@ evaluation: the regrets are better when lower, ``best_f`` when higher, ``diag:``
 the claim's ``higher_is_better`` says. It is *held* at ``T`` if, on every listed problem, the mean of
 ``method`` is strictly better than the mean of each method in ``than``; for ``kind = "best"``
 without ``than``, than the mean of every other method of the spec with finished runs on that
-problem at ``T``. A required method or problem without finished runs at ``T`` makes it
-*no data*. Reports also say whether each difference is significant: by default when it
+problem at ``T``; for ``kind = "close"``, if on every listed problem the mean of ``method``
+is worse than the mean of each method in ``than`` by at most ``within`` (a tolerance in the
+metric's units that the spec states, e.g. "comes close to the oracle"). A required method or
+problem without finished runs at ``T`` makes it *no data*. Reports also say whether each difference is significant: by default when it
 exceeds two standard errors of the difference (``test = "2se"``), with ``test = "welch"``
 when Welch's two-sample t-test rejects equal means at the 5% level (two-sided, as the
-papers' t-tests); see :func:`hdbo.experiments.report.check_claims`.
+papers' t-tests); a ``"close"`` claim counts as significant when the shortfall is within (held)
+or beyond (not held) ``within`` by more than two standard errors of the difference, whatever
+its ``test``; see :func:`hdbo.experiments.report.check_claims`.
 
 Metrics are ``simple_regret`` (``S_T``), ``avg_regret`` (``R_T/T``), ``best_f`` (best
 noise-free value), ``log10_simple_regret`` (mean over runs of ``log10 S_T``, with ``S_T``
@@ -74,7 +79,8 @@ run finishes (a number, or a bool counted as 0/1 so that the mean is a rate).
 Unknown keys anywhere, missing required fields, wrong types, duplicate labels, and overrides,
 references or claims naming a label that does not exist raise :class:`SpecError` (a
 :class:`ValueError`) whose message names the file and the offending entry; so do a claim
-with an unknown ``kind`` or ``metric``, a ``"better"`` claim without ``than``, a ``diag:``
+with an unknown ``kind`` or ``metric``, a ``"better"`` or ``"close"`` claim without ``than``, a
+``"close"`` claim without a ``within`` >= 0 (or another claim with one), a ``diag:``
 claim without ``higher_is_better``, and a claim whose ``method`` is in its own ``than``. The method params ``seed``, ``budget``,
 ``structure`` and ``bounds`` are reserved (the runner sets them). A problem's ``params`` may
 fix ``seed`` to use one problem instance for every run; otherwise the run seed also seeds
@@ -84,6 +90,7 @@ the problem instance.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -132,7 +139,7 @@ def is_metric(name: object) -> bool:
 def higher_is_better(metric: str) -> bool | None:
     """Direction of a built-in metric (None for ``diag:`` metrics, whose direction a claim states)."""
     return _HIGHER.get(metric)
-CLAIM_KINDS = ("best", "better")
+CLAIM_KINDS = ("best", "better", "close")
 #: Significance rules of a claim's comparisons: two standard errors, or Welch's t-test at 95%.
 CLAIM_TESTS = ("2se", "welch")
 RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
@@ -237,9 +244,10 @@ class Claim:
     ----------
     text : str
         The claim in words.
-    kind : {"best", "better"}
+    kind : {"best", "better", "close"}
         ``"better"``: ``method`` beats each method of ``than``. ``"best"``: ``method`` beats
         each method of ``than``, or when ``than`` is None every other method with runs.
+        ``"close"``: ``method`` is worse than each method of ``than`` by at most ``within``.
     problems : tuple of str
         Problem labels; the claim must hold on each.
     metric : str
@@ -259,6 +267,9 @@ class Claim:
     test : {"2se", "welch"}
         When a difference counts as significant: beyond two standard errors of the
         difference, or Welch's two-sided t-test at the 5% level.
+    within : float or None
+        For ``"close"``: the largest shortfall (in units of the metric) that still counts as
+        close; None for the other kinds.
     """
 
     text: str
@@ -271,6 +282,7 @@ class Claim:
     others: tuple[str, ...] = ()
     higher_is_better: bool | None = None
     test: str = "2se"
+    within: float | None = None
 
     @property
     def higher(self) -> bool:
@@ -592,7 +604,7 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     method_labels = set(method_order)
     ctx.table(entry, where)
     ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"),
-             optional=("than", "source", "higher_is_better", "test"))
+             optional=("than", "source", "higher_is_better", "test", "within"))
     text = ctx.string(entry["text"], f"{where}.text")
     kind = entry["kind"]
     if kind not in CLAIM_KINDS:
@@ -615,8 +627,19 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
         than = _label_list(entry["than"], ctx, f"{where}.than", method_labels, "method")
         if method in than:
             raise ctx.error(f"{where}.than", f"lists the claim's own method {method!r}; a method cannot beat itself")
-    elif kind == "better":
-        raise ctx.error(where, 'kind = "better" needs \'than\', the method labels it beats')
+    elif kind in ("better", "close"):
+        what = "it beats" if kind == "better" else "it comes close to"
+        raise ctx.error(where, f'kind = "{kind}" needs \'than\', the method labels {what}')
+    within: float | None = None
+    if kind == "close":
+        if "within" not in entry:
+            raise ctx.error(where, 'kind = "close" needs \'within\', the tolerance in units of the metric')
+        raw = entry["within"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw < 0:
+            raise ctx.error(f"{where}.within", f"expected a finite number >= 0, got {_show(raw)}")
+        within = float(raw)
+    elif "within" in entry:
+        raise ctx.error(f"{where}.within", f'only kind = "close" takes a tolerance (this claim is "{kind}")')
     source = ctx.string(entry.get("source", ""), f"{where}.source", allow_empty=True)
     test = entry.get("test", "2se")
     if test not in CLAIM_TESTS:
@@ -624,7 +647,7 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     others = tuple(label for label in method_order if label != method) if than is None else ()
     return Claim(
         text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
-        higher_is_better=higher, test=test,
+        higher_is_better=higher, test=test, within=within,
     )
 
 

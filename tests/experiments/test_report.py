@@ -428,6 +428,34 @@ def test_welch_claims(claim_store, tmp_path):
     assert "| A beats B on P1 *(t-test)* | Sec. 1 | P1 | held | S_T: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig., p = " in section
 
 
+def test_close_claims(claim_store, tmp_path):
+    """kind = "close": held when the method trails each other method by at most `within`."""
+    import dataclasses
+
+    from hdbo.experiments.report import check_claims
+
+    store, spec = claim_store
+    base = next(c for c in spec.claims if c.text == "A beats B on P1")
+    # On P2, A (mean 1.1) trails B (0.2) by 0.9; 2 SE of the difference ~ 0.163.
+    cases = {"w1.5": 1.5, "w0.95": 0.95, "w0.8": 0.8, "w0.3": 0.3}
+    claims = [
+        dataclasses.replace(base, text=name, kind="close", problems=("P2",), within=w) for name, w in cases.items()
+    ]
+    claims.append(dataclasses.replace(base, text="ahead", kind="close", within=0.0))  # A leads B on P1
+    for name, w in (("best_f 1.0", 1.0), ("best_f 0.5", 0.5)):  # higher is better: A trails B by 0.9 too
+        claims.append(dataclasses.replace(base, text=name, kind="close", problems=("P2",), within=w, metric="best_f"))
+    got = {c.claim.text: (c.result, c.significant) for c in check_claims(aggregate(store), claims, experiment="claims")}
+    assert got["w1.5"] == ("held", True)
+    assert got["w0.95"] == ("held", False)  # inside the tolerance, but by less than 2 SE
+    assert got["w0.8"] == ("not held", False)
+    assert got["w0.3"] == ("not held", True)
+    assert got["ahead"] == ("held", True)  # ahead of the other method counts as close
+    assert (got["best_f 1.0"][0], got["best_f 0.5"][0]) == ("held", "not held")
+    text = write_report(store, tmp_path / "c.md", claims={spec.name: claims[:1]}, plots=False).read_text()
+    assert "| w1.5 *(within 1.5)* | Sec. 1 | P2 | held | S_T: A 1.1 ± 0.058 vs B 0.2 ± 0.058 (sig.) |" in text
+    assert "Claims marked *(within w)* are about being close" in text
+
+
 def test_report_claims_section(claim_store, tmp_path):
     store, spec = claim_store
     path = write_report(store, tmp_path / "claims.md", claims={spec.name: spec.claims}, plots=False)

@@ -169,6 +169,9 @@ def test_parse_claims(tmp_path):
     assert load_spec(_write(tmp_path, GOOD)).claims == []
     welch = load_spec(_write(tmp_path, CLAIMS.replace('source = "Sec. 5"', 'source = "Sec. 5"\ntest = "welch"')))
     assert welch.claims[0].test == "welch" and spec.claims[0].test == "2se"
+    close = load_spec(_write(tmp_path, CLAIMS.replace('kind = "better"', 'kind = "close"\nwithin = 0.25')))
+    assert (close.claims[0].kind, close.claims[0].within, close.claims[0].than) == ("close", 0.25, ("R",))
+    assert spec.claims[0].within is None
     best_than = load_spec(_write(tmp_path, CLAIMS.replace('method = "R"', 'method = "R"\nthan = ["gp-ucb"]')))
     assert best_than.claims[1].than == ("gp-ucb",) and best_than.claims[1].others == ()
 
@@ -182,7 +185,7 @@ C0, C1 = r"claim\[0\]", r"claim\[1\]"  # the "better" claim and the "best" claim
         ('source = "Sec. 5"', 'sauce = "Sec. 5"', C0 + r": unknown key 'sauce' \(valid keys: "),
         ('text = "R is best on Q3"\n', "", C1 + r": missing required key 'text'"),
         ('text = "R is best on Q3"', 'text = " "', C1 + r".text: expected a non-empty string"),
-        ('kind = "best"', 'kind = "worst"', C1 + r".kind: unknown kind 'worst' \(valid: best, better\)"),
+        ('kind = "best"', 'kind = "worst"', C1 + r".kind: unknown kind 'worst' \(valid: best, better, close\)"),
         ('metric = "best_f"', 'metric = "regret"', C1 + r".metric: unknown metric 'regret' \(valid: simple_regret, "),
         ('problems = ["Q3"]', 'problems = ["Q9"]', C1 + r".problems: no problem labelled 'Q9' \(labels: Q3, quad"),
         ('problems = ["Q3"]', 'problems = "Q3"', C1 + r".problems: expected a non-empty array of problem labels"),
@@ -198,6 +201,12 @@ C0, C1 = r"claim\[0\]", r"claim\[1\]"  # the "better" claim and the "best" claim
         ('method = "R"', 'method = "R"\nthan = ["R"]', C1 + r".than: lists the claim's own method 'R'"),
         ('source = "Sec. 5"', "source = 5", C0 + r".source: expected a non-empty string"),
         ('source = "Sec. 5"', 'source = "Sec. 5"\ntest = "anova"', C0 + r".test: unknown test 'anova' \(valid: 2se, welch\)"),
+        ('kind = "better"', 'kind = "close"', C0 + r": kind = \"close\" needs 'within', the tolerance"),
+        ('kind = "better"', 'kind = "close"\nwithin = -0.1', C0 + r".within: expected a finite number >= 0, got -0.1"),
+        ('kind = "better"', 'kind = "close"\nwithin = "a bit"', C0 + r".within: expected a finite number >= 0"),
+        ('kind = "better"', 'kind = "close"\nwithin = nan', C0 + r".within: expected a finite number >= 0"),
+        ('kind = "better"', 'kind = "better"\nwithin = 0.1', C0 + r".within: only kind = \"close\" takes a tolerance"),
+        ('kind = "best"', 'kind = "close"\nwithin = 0.1', C1 + r": kind = \"close\" needs 'than'"),
     ],
 )
 def test_claim_validation_errors(tmp_path, old, new, match):
