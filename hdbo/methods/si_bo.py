@@ -39,6 +39,14 @@ query is clipped to the box; a finite-difference point that had to be clipped is
 the measurements (its step is no longer ``eps phi``), as is any term whose evaluation failed
 or whose told point differs from the design point.
 
+Kernel hyperparameters. Algorithm 1 takes the kernel as given; SPEC.md P1.A.4 proposes ML-II.
+We fit ML-II on the Phase-2 observations only (after ``min_fit_points`` of them; the initial
+``lengthscale`` until then) and use every observation in the posterior. Fitting on the
+Phase-1 data too collapsed the length-scale to its lower bound: a Phase-1 value depends on the
+part of ``A xi`` that ``A_hat`` does not see, so each centre's cluster of finite-difference
+points sits at almost one ``z`` with values spread far beyond the noise, which only a tiny
+length-scale explains (seen at D = 30 and D = 100; ``fit_phase1=True`` restores it).
+
 Reading of told values. During Phase 1 the p-th evaluation told is taken as the value of the
 p-th design point if the told point equals it (within 1e-9 in canonical coordinates);
 otherwise (the caller evaluated something else, or the base class replaced a repeated failed
@@ -60,7 +68,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import check_bool, check_choice, check_int, check_real
+from ..gp import GaussianProcess
 from ..space import Box
 from ..structure.subspace import (
     DS_SOLVERS,
@@ -72,7 +81,7 @@ from ..structure.subspace import (
     recover_subspace,
 )
 from .registry import register
-from .subspace_ucb import SubspaceUCB
+from .subspace_ucb import SubspaceUCB, _refit_known_noise
 
 __all__ = ["SIBO"]
 
@@ -113,6 +122,12 @@ class SIBO(SubspaceUCB):
     noise_std : float, optional
         Known noise std of one evaluation (objective units): sets lambda and fixes the GP
         noise. None estimates it for lambda and fits it in the GP.
+    fit_phase1 : bool, default False
+        Whether the Phase-1 observations enter the ML-II fit of the kernel hyperparameters
+        (they always enter the posterior). See "Kernel hyperparameters" in the module docstring.
+    min_fit_points : int, default 10
+        Phase-2 observations needed before the first ML-II fit (with ``fit_phase1=False``);
+        until then the kernel keeps its initial hyperparameters (``lengthscale``).
     **kwargs
         :class:`~hdbo.methods.subspace_ucb.SubspaceUCB` options (``ball_margin``, ``delta``,
         ``grid_points``, ``beta``, ``lengthscale``) and
@@ -165,9 +180,13 @@ class SIBO(SubspaceUCB):
         ds_solver: str = "auto",
         max_halvings: int = 10,
         noise_std: float | None = None,
+        fit_phase1: bool = False,
+        min_fit_points: int = 10,
         **kwargs: Any,
     ) -> None:
         super().__init__(bounds, k=k, noise_std=noise_std, **kwargs)
+        self.fit_phase1 = check_bool(fit_phase1, "fit_phase1")
+        self.min_fit_points = check_int(min_fit_points, "min_fit_points", low=2)
         D, k = self.dim, self.k
         self.m_X = check_int(m_X, "m_X", low=1, allow_none=True)
         self.m_Phi = check_int(m_Phi, "m_Phi", low=1, allow_none=True)
@@ -192,6 +211,16 @@ class SIBO(SubspaceUCB):
         self._design: tuple[Array, Array, Array] | None = None
         self.subspace_: Array | None = None
         self.estimate_info_: dict[str, Any] = {}
+
+    def _refit(self, X: Array, y: Array) -> GaussianProcess:
+        if self.fit_phase1:
+            return _refit_known_noise(self, X, y)
+        return _refit_known_noise(self, X, y, fit_rows=self._phase2_rows(), min_fit=self.min_fit_points)
+
+    def _phase2_rows(self) -> NDArray[np.bool_]:
+        """Which successful observations (rows of the GP data) were told after Phase 1."""
+        ok = np.isfinite(self.y_all)
+        return (np.arange(ok.size) >= self.phase1_evaluations)[ok]
 
     # ------------------------------------------------------------------ design
     def design(self) -> tuple[Array, Array, Array]:

@@ -181,7 +181,9 @@ def true_subspace(structure: dict[str, Any], bounds: Box) -> Array | None:
     return orthonormal_rows(A * (0.5 * bounds.width)[None, :])
 
 
-def _refit_known_noise(method: Any, X: Array, y: Array) -> GaussianProcess:
+def _refit_known_noise(
+    method: Any, X: Array, y: Array, fit_rows: NDArray[np.bool_] | None = None, min_fit: int = 2
+) -> GaussianProcess:
     """ML-II refit shared by the methods of this module.
 
     With ``method.noise_std`` set, the GP noise is fixed at ``noise_std**2`` in objective units
@@ -189,6 +191,10 @@ def _refit_known_noise(method: Any, X: Array, y: Array) -> GaussianProcess:
     std, computed the same way here). With more than ``method.fit_max_points`` observations
     the hyperparameters are fitted on a random subset of that size that always contains the
     ``refit_every`` most recent points, and the posterior then uses every observation.
+
+    ``fit_rows`` (boolean, one per observation) restricts the hyperparameter fit to those rows;
+    with fewer than ``min_fit`` of them the hyperparameters are left as they are. The posterior
+    always uses every observation.
     """
     gp = method.gp_ if method.gp_ is not None else method._make_gp()
     if method.noise_std is not None:
@@ -198,14 +204,38 @@ def _refit_known_noise(method: Any, X: Array, y: Array) -> GaussianProcess:
         v = max(method.noise_std**2 / scale**2, 1e-10)
         gp.noise_variance = v
         gp.noise_bounds = (v, v)
+    if fit_rows is not None:
+        rows = np.flatnonzero(fit_rows)
+        if rows.size < max(min_fit, 2):
+            return gp.fit(X, y, optimize=False)
+        if rows.size < y.size:
+            # Fit on the rows in the output units of the full data (its shift and scale), so the
+            # fitted signal variance and the fixed noise mean the same in the final posterior.
+            gp.fit(X, y, optimize=False)
+            z = (y[rows] - gp.y_shift_) / gp.y_scale_
+            saved = gp.mean, gp.standardize
+            gp.mean, gp.standardize = "zero", False
+            try:
+                _fit_subset(method, gp, X[rows], z)
+            finally:
+                gp.mean, gp.standardize = saved
+            return gp.fit(X, y, optimize=False)
+    n, cap = y.size, method.fit_max_points
+    if cap is not None and n > cap:
+        _fit_subset(method, gp, X, y)
+        return gp.fit(X, y, optimize=False)
+    return gp.fit(X, y, optimize=True, rng=method.rng)
+
+
+def _fit_subset(method: Any, gp: GaussianProcess, X: Array, y: Array) -> None:
+    """ML-II on (X, y), or on ``fit_max_points`` of them always holding the latest ``refit_every``."""
     n, cap = y.size, method.fit_max_points
     if cap is not None and n > cap:
         recent = min(method.refit_every, cap)
         older = method.rng.choice(n - recent, size=cap - recent, replace=False)
         idx = np.concatenate([np.sort(older), np.arange(n - recent, n)])
-        gp.fit(X[idx], y[idx], optimize=True, rng=method.rng)
-        return gp.fit(X, y, optimize=False)
-    return gp.fit(X, y, optimize=True, rng=method.rng)
+        X, y = X[idx], y[idx]
+    gp.fit(X, y, optimize=True, rng=method.rng)
 
 
 # ---------------------------------------------------------------------- grid posterior cache
