@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose
 from hdbo import problems
 from hdbo.gp import Additive, GaussianProcess, SquaredExponential
 from hdbo.methods import make_method
+from _runs import drive
 
 
 def test_groupwise_maximization_equals_joint_maximization_on_a_grid():
@@ -85,3 +86,21 @@ def test_add_star_beats_gp_ucb_on_24_6_4(run):
     # 84.9). Required: lower on every seed and a mean at least 30% lower.
     assert all(a < u for a, u in zip(add, ucb)), (add, ucb)
     assert np.mean(add) < 0.7 * np.mean(ucb), (add, ucb)
+
+
+def test_repeated_queries_are_counted_and_can_be_resampled():
+    """Add-* on (10,3,3) re-queries earlier points after its exploration phase (the paper's rule,
+    counted in ``repeat_queries``); with ``repeats="resample"`` no query repeats an earlier one."""
+    from hdbo.problems import get
+
+    p = get("additive-trimodal", dim=10, d=3, M=3, seed=0)
+    out = {}
+    for repeats in ("explore", "resample"):
+        m = make_method("add-gp-ucb", p.bounds, seed=0, decomposition="oracle", structure=p.structure,
+                        repeats=repeats)
+        X = drive(m, 90, p)
+        U = m.to_canonical(X)
+        later = [i for i in range(45, 90) if np.min(np.max(np.abs(U[:i] - U[i]), axis=1)) <= 1e-6]
+        out[repeats] = (len(later), m.diagnostics()["repeat_queries"])
+    assert out["explore"][0] >= 5 and out["explore"][1] >= out["explore"][0]  # measured: 13 of 45
+    assert out["resample"][0] == 0 and out["resample"][1] >= 1  # the maximizer still asked for repeats
