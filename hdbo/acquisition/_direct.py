@@ -38,7 +38,6 @@ points, long before SciPy's own run stopped.
 
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
@@ -144,8 +143,7 @@ def direct_minimize(
         if maxiter is not None and iteration >= maxiter:
             return nfev, f"maxiter {maxiter} reached"
         best = int(np.argmin(fvals[:n]))
-        kb, pb = int(kmin[best]), int(pcount[best])
-        if 0.5 * math.sqrt(pb * 9.0 ** (-kb) + (dim - pb) * 9.0 ** (-kb - 1)) < len_tol:
+        if _half_diagonals(kmin[best], pcount[best], dim) < len_tol:
             return nfev, "half-diagonal of the best rectangle below len_tol"
         iteration += 1
 

@@ -506,7 +506,7 @@ def _check_one(
             if claim.kind == "close":
                 # shortfall of `method` behind `other`, against the spec's tolerance
                 shortfall = -diff if higher else diff
-                within = float(claim.within if claim.within is not None else 0.0)
+                within = float(claim.within or 0.0)  # parse_spec requires it for "close"
                 better = shortfall <= within
                 significant = bool(abs(shortfall - within) > 2.0 * se_diff)  # False for NaN
             else:
@@ -652,9 +652,10 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
     ]
     for c in checks:
         sig = {True: "yes", False: "no", None: "—"}[c.significant]
-        mark = " *(t-test)*" if c.claim.test == "welch" and c.claim.kind != "close" else ""
         if c.claim.kind == "close":
             mark = f" *(within {c.claim.within:g})*"
+        else:
+            mark = " *(t-test)*" if c.claim.test == "welch" else ""
         lines.append(
             f"| {_cell(c.claim.text + mark)} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
             f"{c.result} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"

@@ -150,10 +150,28 @@ class GaussianProcess:
         if self.X_ is None:
             raise NotFittedError("GaussianProcess is not fitted; call fit(X, y) first")
 
-    def _set_transform(self, y: Array) -> None:
-        self.y_shift_ = float(np.mean(y)) if (self.mean == "constant" and y.size) else 0.0
+    def output_transform(self, y: ArrayLike) -> tuple[float, float]:
+        """The ``(shift, scale)`` that :meth:`fit` would apply to outputs ``y``.
+
+        The GP models ``(y - shift) / scale``: shift is the sample mean with
+        ``mean="constant"`` (else 0), scale the sample standard deviation with
+        ``standardize=True`` (else 1, and 1 when the outputs are constant).
+
+        Parameters
+        ----------
+        y : array_like of shape (t,)
+
+        Returns
+        -------
+        tuple of float
+        """
+        y = np.asarray(y, dtype=float).reshape(-1)
+        shift = float(np.mean(y)) if (self.mean == "constant" and y.size) else 0.0
         scale = float(np.std(y)) if (self.standardize and y.size > 1) else 1.0
-        self.y_scale_ = scale if scale > 1e-12 * max(1.0, abs(self.y_shift_)) else 1.0
+        return shift, (scale if scale > 1e-12 * max(1.0, abs(shift)) else 1.0)
+
+    def _set_transform(self, y: Array) -> None:
+        self.y_shift_, self.y_scale_ = self.output_transform(y)
 
     def _factor(self, X: Array, *, start: float = 0.0, strict: bool = False) -> tuple[Array, float] | None:
         """Cholesky of K + noise I, escalating jitter; None (strict) or NumericalError on failure."""

@@ -187,8 +187,7 @@ def _refit_known_noise(
     """ML-II refit shared by the methods of this module.
 
     With ``method.noise_std`` set, the GP noise is fixed at ``noise_std**2`` in objective units
-    (converted to the GP's standardized units: its output transform divides by the sample
-    std, computed the same way here). With more than ``method.fit_max_points`` observations
+    (converted to the GP's standardized units with :meth:`GaussianProcess.output_transform`). With more than ``method.fit_max_points`` observations
     the hyperparameters are fitted on a random subset of that size that always contains the
     ``refit_every`` most recent points, and the posterior then uses every observation.
 
@@ -197,10 +196,8 @@ def _refit_known_noise(
     always uses every observation.
     """
     gp = method.gp_ if method.gp_ is not None else method._make_gp()
+    shift, scale = gp.output_transform(y)  # the units fit() will give the outputs
     if method.noise_std is not None:
-        shift = float(np.mean(y)) if y.size else 0.0
-        scale = float(np.std(y)) if y.size > 1 else 1.0
-        scale = scale if scale > 1e-12 * max(1.0, abs(shift)) else 1.0
         v = max(method.noise_std**2 / scale**2, 1e-10)
         gp.noise_variance = v
         gp.noise_bounds = (v, v)
@@ -209,14 +206,12 @@ def _refit_known_noise(
         if rows.size < max(min_fit, 2):
             return gp.fit(X, y, optimize=False)
         if rows.size < y.size:
-            # Fit on the rows in the output units of the full data (its shift and scale), so the
-            # fitted signal variance and the fixed noise mean the same in the final posterior.
-            gp.fit(X, y, optimize=False)
-            z = (y[rows] - gp.y_shift_) / gp.y_scale_
+            # Fit on the rows in the output units of the full data, so the fitted signal
+            # variance and the fixed noise mean the same in the final posterior.
             saved = gp.mean, gp.standardize
             gp.mean, gp.standardize = "zero", False
             try:
-                _fit_subset(method, gp, X[rows], z)
+                _fit_subset(method, gp, X[rows], (y[rows] - shift) / scale)
             finally:
                 gp.mean, gp.standardize = saved
             return gp.fit(X, y, optimize=False)

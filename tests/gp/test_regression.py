@@ -258,3 +258,16 @@ def test_posterior_fn_per_group_and_errors(rng):
     plain = GaussianProcess(SquaredExponential()).fit(X, y, optimize=False)
     with pytest.raises(TypeError, match="Additive"):
         plain.posterior_fn(0)
+
+
+@pytest.mark.parametrize(("mean", "standardize"), [("constant", True), ("zero", True), ("constant", False)])
+def test_output_transform_is_what_fit_applies(mean, standardize):
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(12, 2)), 3.0 + 2.0 * rng.standard_normal(12)
+    gp = GaussianProcess(SquaredExponential(2), mean=mean, standardize=standardize, n_restarts=0)
+    shift, scale = gp.output_transform(y)
+    gp.fit(X, y, optimize=False)
+    assert (shift, scale) == (gp.y_shift_, gp.y_scale_)
+    assert shift == (pytest.approx(y.mean()) if mean == "constant" else 0.0)
+    assert scale == (pytest.approx(y.std()) if standardize else 1.0)
+    assert gp.output_transform(np.full(5, 7.0)) == ((7.0 if mean == "constant" else 0.0), 1.0)  # constant outputs
