@@ -5,7 +5,10 @@ coordinates, each ``f_j ~ GP(0, k)`` with one SE kernel whose scale and bandwidt
 all groups. Per-group posteriors come from one factorization of the full additive kernel
 (eq. 5); the acquisition ``sum_j mu_j(x_j) + sqrt(beta_t) sigma_j(x_j)`` is separable, so each
 group is maximized on its own ``[0, 1]^{d_j}`` by DIRECT and the pieces are concatenated
-(Algorithm 1). Nothing is refactorized during the group-wise maximization.
+(Algorithm 1). Nothing is refactorized during the group-wise maximization, and the groups'
+DIRECT searches run in lockstep (:func:`~hdbo.acquisition.maximize_direct_many`: the same
+points as one search per group, with the per-iteration bookkeeping shared; 1.3-2.4x faster
+for the whole acquisition in ``benchmarks/bench_direct.py``).
 
 The practical algorithm (Algorithm 2), as implemented:
 
@@ -53,6 +56,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_int, check_real
+from ..acquisition.maximizers import maximize_direct_many
 from ..gp import Additive, GaussianProcess, SquaredExponential
 from ..space import Box
 from ..structure.decomposition import (
@@ -273,9 +277,8 @@ class AddGPUCB(GPMethod):
         root_beta = math.sqrt(self.beta_t())
         per_group = max(1, int(self.acq_fraction * self.acquisition_budget) // len(self.groups_))
         u = self.rng.random(self.dim)  # coordinates in no group have no effect on the model
-        nfev = 0
-        for j, g in enumerate(self.groups_):
-
+        acqs, grads = [], []
+        for j in range(len(self.groups_)):
             post = gp.posterior_fn(j)  # one factorization for all groups; no refactorization
 
             def acq(Z: NDArray[np.float64], post: Any = post) -> NDArray[np.float64]:
@@ -286,9 +289,23 @@ class AddGPUCB(GPMethod):
                 mu, sd, dmu, dsd = gp.predict_group(j, Z, return_grad=True)
                 return mu + root_beta * sd, dmu + root_beta * dsd
 
-            u[g] = self._maximize(acq, acq_grad, bounds=self.space.bounds[g], budget=per_group)
-            nfev += self.last_acq_nfev_
-        self.last_acq_nfev_ = nfev
+            acqs.append(acq)
+            grads.append(acq_grad)
+        if self.maximizer == "direct" and not self.polish and len(self.groups_) > 1:
+            # The groups' DIRECT searches run in lockstep: the same points as one _maximize per
+            # group (which offers no starting candidates to a search over fewer than D
+            # coordinates), with the bookkeeping shared (many small searches, e.g. 14 of 3).
+            results = maximize_direct_many(acqs, [self.space.bounds[g] for g in self.groups_],
+                                           budgets=[per_group] * len(acqs), rng=self.rng)
+            for g, res in zip(self.groups_, results):
+                u[g] = res.x
+            self.last_acq_nfev_ = sum(res.nfev for res in results)
+        else:
+            nfev = 0
+            for g, acq, acq_grad in zip(self.groups_, acqs, grads):
+                u[g] = self._maximize(acq, acq_grad, bounds=self.space.bounds[g], budget=per_group)
+                nfev += self.last_acq_nfev_
+            self.last_acq_nfev_ = nfev
         if self.n_told:
             seen = self.to_canonical(self.X_all)
             if np.min(np.max(np.abs(seen - u), axis=1)) <= 1e-6:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from hdbo.acquisition import maximize_direct
-from hdbo.acquisition._direct import direct_minimize, potentially_optimal
+from hdbo.acquisition import maximize_direct, maximize_direct_many
+from hdbo.acquisition._direct import direct_minimize, direct_minimize_many, potentially_optimal
 
 
 def branin(U):
@@ -147,3 +147,80 @@ def test_deterministic_and_backend_is_validated():
     assert_array_equal(a.x, b.x)
     with pytest.raises(ValueError, match="backend"):
         maximize_direct(f, box, budget=200, rng=np.random.default_rng(0), backend="fortran")
+
+
+# ---------------------------------------------------------------------- searches in lockstep
+def _test_functions():
+    """Five searches: dimensions 1-7, ties, a point optimum (len_tol stop), budgets that cut an
+    iteration short or end at the centre."""
+    c = np.array([0.2, 0.7, 0.4, 0.9, 0.1, 0.5, 0.3])
+    return [
+        (lambda U: np.abs(U[:, 0] - 0.5), 1, 5000),  # stops on len_tol long before its budget
+        (lambda U: np.sum((U - c[:3]) ** 2, axis=1), 3, 257),
+        (lambda U: np.round(4 * np.sum((U - c[:5]) ** 2, axis=1)) / 4, 5, 400),  # many ties
+        (lambda U: -np.exp(-30 * np.sum((U - c) ** 2, axis=1)) + 0.3 * np.cos(9 * U).sum(1), 7, 1000),
+        (branin, 2, 1),
+        (hartmann6, 6, 2),
+    ]
+
+
+@pytest.mark.parametrize("maxiter", [None, 6])
+def test_searches_in_lockstep_sample_what_each_samples_alone(maxiter):
+    cases = _test_functions()
+    alone = []
+    for f, dim, budget in cases:
+        rec = Recorder(f)
+        alone.append((direct_minimize(rec, dim, budget, maxiter=maxiter), rec.batches))
+    recs = [Recorder(f) for f, _, _ in cases]
+    together = direct_minimize_many(recs, [dim for _, dim, _ in cases], [b for _, _, b in cases], maxiter=maxiter)
+    for (outcome, batches), got, rec in zip(alone, together, recs):
+        assert got == outcome
+        # the same points, in the same order and in the same batches (one call per iteration)
+        assert len(rec.batches) == len(batches)
+        for a, b in zip(rec.batches, batches):
+            assert_array_equal(a, b)
+    if maxiter is None:
+        assert "len_tol" in together[0][1] and together[0][0] < 5000
+        assert [n for n, _ in together[1:]] == [257, 400, 1000, 1, 2]
+
+
+def test_potentially_optimal_keeps_searches_apart():
+    f1, s1 = np.array([0.5, 0.4, 1.0]), np.array([1.0, 2.0, 3.0])
+    f2, s2 = np.array([0.0, 0.3]), np.array([2.0, 2.5])  # sizes shared with search 1 are allowed
+    together = potentially_optimal(np.concatenate([f1, f2]), np.concatenate([s1, s2]),
+                                   np.array([0.4] * 3 + [0.0] * 2), 1e-4, np.array([0, 0, 0, 1, 1]))
+    assert_array_equal(together, np.concatenate([potentially_optimal(f1, s1, 0.4, 1e-4),
+                                                 potentially_optimal(f2, s2, 0.0, 1e-4)]))
+
+
+def test_maximize_direct_many_equals_one_search_per_function():
+    rng = np.random.default_rng(0)
+
+    def with_holes(X):
+        v = -np.sum((X - 0.6) ** 2, axis=1)
+        v[X[:, 0] < 0] = np.nan  # non-finite values are walls in both
+        return v
+
+    funs = [lambda X: -branin((X + 5) / 15), with_holes, lambda X: -hartmann6(X)]
+    boxes = [np.array([[-5.0, 10.0], [-5.0, 10.0]]), np.array([[-1.0, 1.0]] * 2), np.array([[0.0, 1.0]] * 6)]
+    budgets = [150, 300, 500]
+    many = maximize_direct_many(funs, boxes, budgets=budgets, rng=rng)
+    for f, box, budget, got in zip(funs, boxes, budgets, many):
+        one = maximize_direct(f, box, budget=budget, rng=rng)
+        assert_array_equal(got.x, one.x)
+        assert (got.value, got.nfev, got.message) == (one.value, one.nfev, one.message)
+    assert many[2].value > 3.30  # Hartmann-6's optimum is 3.32237
+
+
+def test_maximize_direct_many_validates_its_arguments():
+    rng = np.random.default_rng(0)
+    f = lambda U: -np.sum(U**2, axis=1)  # noqa: E731
+    box = np.array([[0.0, 1.0]] * 2)
+    with pytest.raises(ValueError, match="same length"):
+        maximize_direct_many([f, f], [box], budgets=[10, 10], rng=rng)
+    with pytest.raises(ValueError, match="same length"):
+        maximize_direct_many([], [], budgets=[], rng=rng)
+    with pytest.raises(ValueError, match="budget"):
+        maximize_direct_many([f], [box], budgets=[0], rng=rng)
+    with pytest.raises(TypeError, match="fun"):
+        maximize_direct_many([None], [box], budgets=[10], rng=rng)

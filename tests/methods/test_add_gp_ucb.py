@@ -104,3 +104,27 @@ def test_repeated_queries_are_counted_and_can_be_resampled():
         out[repeats] = (len(later), m.diagnostics()["repeat_queries"])
     assert out["explore"][0] >= 5 and out["explore"][1] >= out["explore"][0]  # measured: 13 of 45
     assert out["resample"][0] == 0 and out["resample"][1] >= 1  # the maximizer still asked for repeats
+
+
+def test_group_searches_run_in_lockstep_with_the_same_queries(monkeypatch):
+    """The groups' DIRECT searches share their bookkeeping (maximize_direct_many) and propose
+    exactly what one maximize_direct per group proposes."""
+    import hdbo.methods.add_gp_ucb as add_module
+    from hdbo.acquisition import maximize_direct
+
+    p = problems.get("additive-trimodal", dim=24, d=6, M=4, seed=1)
+    options = dict(seed=1, d=4, refit_every=10, explore_iters=10, acq_budget=600)
+    lockstep = make_method("add-gp-ucb", p.bounds, **options)
+    X_lockstep = drive(lockstep, 40, p)
+    calls = []
+
+    def one_by_one(funs, bounds, *, budgets, rng):
+        calls.append(len(funs))
+        return [maximize_direct(f, b, budget=n, rng=rng) for f, b, n in zip(funs, bounds, budgets)]
+
+    monkeypatch.setattr(add_module, "maximize_direct_many", one_by_one)
+    sequential = make_method("add-gp-ucb", p.bounds, **options)
+    X_sequential = drive(sequential, 40, p)
+    assert calls and set(calls) == {6}  # 24 coordinates in groups of at most 4
+    assert np.array_equal(X_lockstep, X_sequential)
+    assert lockstep.last_acq_nfev_ == sequential.last_acq_nfev_ <= 0.9 * 600
