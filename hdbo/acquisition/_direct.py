@@ -62,7 +62,7 @@ def _size_keys(kmin: NDArray[np.int64], p: NDArray[np.int64], dim: NDArray[np.in
     return kmin * (dim + 1) + (dim - p)
 
 
-def _half_diagonals(kmin: Array | int, p: Array | int, dim: Array | int) -> Array:
+def _half_diagonals(kmin: Array, p: Array, dim: Array | int) -> Array:
     """Half the diagonal of rectangles with ``p`` sides ``3**-kmin`` and the rest a third of that."""
     return 0.5 * np.sqrt(p * 9.0 ** (-kmin) + (dim - p) * 9.0 ** (-kmin - 1))
 
@@ -167,7 +167,11 @@ def direct_minimize_many(
     order: the searches only share the bookkeeping (which rectangles are potentially
     optimal, the sample points, the division), whose per-iteration cost is mostly fixed
     overhead and would otherwise be paid once per search. Each iteration calls every
-    running search's function once, with that search's points.
+    running search's function once, with that search's points (a read-only use is expected:
+    for a search narrower than the widest, the array is a non-contiguous view). The hull test
+    compares all searches' size classes in one matrix, so with dozens of searches and large
+    budgets one search at a time can be faster (measured: 50 two-dimensional searches of
+    2000 points each, 0.86x); Add-GP-UCB's groups are far from that.
 
     Parameters
     ----------
@@ -243,7 +247,7 @@ def direct_minimize_many(
         if n_search == 1:
             b = int(np.argmin(fvals[:n]))
             best = np.array([b])
-            small = np.array([_half_diagonals(int(kmin[b]), int(pcount[b]), width) < len_tol])
+            small = np.array([_half_diagonals(kmin[b], pcount[b], width) < len_tol])  # numpy scalars: same rounding as arrays
         else:
             by_value = reps[np.lexsort((reps, fvals[reps], s_reps))]
             head = np.ones(by_value.size, dtype=bool)
@@ -276,6 +280,14 @@ def direct_minimize_many(
         # by search, then largest rectangles first, so a budget cut drops the smallest ones
         chosen = reps[mask][np.lexsort((-size[mask], s_reps[mask]))]
         s_chosen = search[chosen]
+        # Only a NaN value (outside the contract: finite values) leaves a search nothing to divide.
+        idle = running & (np.bincount(s_chosen, minlength=n_search) == 0)
+        if idle.any():
+            stop(idle, lambda i: "no potentially optimal rectangle (a non-finite function value?)")
+            keep = running[s_chosen]
+            chosen, s_chosen = chosen[keep], s_chosen[keep]
+            if chosen.size == 0:
+                continue
 
         # --- sample points of every chosen rectangle, in one array: rectangle r contributes its
         # m_r longest dimensions, first all "+ delta" samples, then all "- delta" ones. Each

@@ -7,7 +7,8 @@ import pytest
 from numpy.testing import assert_array_equal
 
 from hdbo.acquisition import maximize_direct, maximize_direct_many
-from hdbo.acquisition._direct import direct_minimize, direct_minimize_many, potentially_optimal
+from hdbo.acquisition import _direct
+from hdbo.acquisition._direct import _half_diagonals, direct_minimize, direct_minimize_many, potentially_optimal
 
 
 def branin(U):
@@ -150,9 +151,89 @@ def test_deterministic_and_backend_is_validated():
 
 
 # ---------------------------------------------------------------------- searches in lockstep
+def reference_direct(f, dim, budget, *, eps=1e-4, len_tol=1e-6, maxiter=None, max_level=30):
+    """Plain DIRECT written from the algorithm, one rectangle and one point at a time, with the
+    tie rules documented in hdbo.acquisition._direct (the oldest rectangle wins a tie).
+
+    Returns the evaluated points in order, the number of iterations that evaluated points,
+    nfev and the stop message. Sizes and steps are computed with the module's numpy formulas so
+    that the floating-point values (and hence the hull test) are the same.
+    """
+    rects = []  # [centre, levels, value], in creation order
+    points = []
+
+    def evaluate(x):
+        points.append(x)
+        return float(f(x[None, :])[0])
+
+    def size(levels, as_float):
+        k = levels.min()
+        p = int((levels == k).sum())
+        if as_float:  # as the module computes the sizes of the hull test
+            return float(_half_diagonals(np.array([float(k)]), np.array([float(p)]), dim)[0])
+        return float(_half_diagonals(np.array([k]), np.array([p]), dim)[0])
+
+    rects.append([np.full(dim, 0.5), np.zeros(dim, dtype=np.int64), evaluate(np.full(dim, 0.5))])
+    iterations = 0
+    while True:
+        if len(points) >= budget:
+            return np.array(points), iterations, len(points), f"budget of {budget} evaluations used up"
+        if maxiter is not None and iterations >= maxiter:
+            return np.array(points), iterations, len(points), f"maxiter {maxiter} reached"
+        best = min(range(len(rects)), key=lambda r: (rects[r][2], r))
+        fmin = rects[best][2]
+        if size(rects[best][1], False) < len_tol:
+            return np.array(points), iterations, len(points), "half-diagonal of the best rectangle below len_tol"
+        classes = {}
+        for r, (_, levels, value) in enumerate(rects):
+            key = (int(levels.min()), int((levels == levels.min()).sum()))
+            if key not in classes or value < rects[classes[key]][2]:
+                classes[key] = r
+        reps = [r for key, r in classes.items() if key[0] < max_level]
+        if not reps:
+            return np.array(points), iterations, len(points), "every rectangle divided to the resolution limit"
+        d = {r: size(rects[r][1], True) for r in reps}
+        chosen = []
+        for j in reps:
+            fj = rects[j][2]
+            k_high = min([(rects[h][2] - fj) / (d[h] - d[j]) for h in reps if d[h] > d[j]], default=np.inf)
+            k_low = max([(rects[h][2] - fj) / (d[h] - d[j]) for h in reps if d[h] < d[j]], default=-np.inf)
+            ok = k_high > 0 and k_low <= k_high
+            if np.isfinite(k_high):
+                ok = ok and fj - k_high * d[j] <= fmin - eps * abs(fmin) + 1e-15 * max(1.0, abs(fmin))
+            if ok:
+                chosen.append(j)
+        chosen.sort(key=lambda r: -d[r])
+        iterations += 1
+        for r in chosen:
+            centre, levels, _ = rects[r]
+            k = levels.min()
+            long_dims = [i for i in range(dim) if levels[i] == k]
+            delta = 3.0 ** (-(k + 1))
+            values = {}
+            for sign in (1.0, -1.0):
+                for i in long_dims:
+                    if len(points) == budget:  # a cut iteration: the search stops after it
+                        return np.array(points), iterations, len(points), f"budget of {budget} evaluations used up"
+                    x = centre.copy()
+                    x[i] += sign * delta
+                    values[sign, i] = evaluate(x)
+            # trisect in increasing order of w = min(f(c + delta e_i), f(c - delta e_i))
+            order = sorted(range(len(long_dims)), key=lambda q: (min(values[1.0, long_dims[q]], values[-1.0, long_dims[q]]), q))
+            child_levels = levels.copy()
+            for q in order:
+                i = long_dims[q]
+                child_levels[i] += 1
+                for sign in (1.0, -1.0):
+                    x = centre.copy()
+                    x[i] += sign * delta
+                    rects.append([x, child_levels.copy(), values[sign, i]])
+            rects[r][1] = child_levels
+
+
 def _test_functions():
-    """Five searches: dimensions 1-7, ties, a point optimum (len_tol stop), budgets that cut an
-    iteration short or end at the centre."""
+    """Eight searches: dimensions 1-7, exact ties, point optima (len_tol stops), budgets that
+    cut an iteration short or end at the centre."""
     c = np.array([0.2, 0.7, 0.4, 0.9, 0.1, 0.5, 0.3])
     return [
         (lambda U: np.abs(U[:, 0] - 0.5), 1, 5000),  # stops on len_tol long before its budget
@@ -161,27 +242,40 @@ def _test_functions():
         (lambda U: -np.exp(-30 * np.sum((U - c) ** 2, axis=1)) + 0.3 * np.cos(9 * U).sum(1), 7, 1000),
         (branin, 2, 1),
         (hartmann6, 6, 2),
+        (lambda U: np.zeros(U.shape[0]), 2, 300),  # all values tie: the oldest rectangle is the best
+        (lambda U: np.abs(U - 3.0**-3).sum(axis=1), 2, 1100),  # sizes down to 3**-24 (see below)
     ]
 
 
-@pytest.mark.parametrize("maxiter", [None, 6])
-def test_searches_in_lockstep_sample_what_each_samples_alone(maxiter):
+# len_tol exactly at the size 3**-24 * sqrt(2) / 2 of the last search's best rectangles, computed
+# with Python ints: 1 ulp away from the module's numpy value, so rounding decides the stop.
+@pytest.mark.parametrize("options", [{}, {"maxiter": 6}, {"len_tol": 0.05}, {"max_level": 3},
+                                     {"len_tol": float(0.5 * np.sqrt(2 * 9.0**-24))}],
+                         ids=["default", "maxiter", "large-len_tol", "resolution-limit", "len_tol-at-a-size"])
+def test_one_search_and_searches_in_lockstep_sample_what_plain_direct_samples(options, monkeypatch):
+    """Against the plain reference: the same points in the same order, one batch per iteration,
+    the same nfev and stop message; alone (direct_minimize) and all six searches together
+    (direct_minimize_many), where they stop at different iterations for different reasons."""
+    options = dict(options)
+    max_level = options.pop("max_level", 30)
+    monkeypatch.setattr(_direct, "_MAX_LEVEL", max_level)
     cases = _test_functions()
-    alone = []
-    for f, dim, budget in cases:
-        rec = Recorder(f)
-        alone.append((direct_minimize(rec, dim, budget, maxiter=maxiter), rec.batches))
+    if max_level < 30:  # DIRECT keeps dividing at a point optimum until the level limit
+        cases.append((lambda U: np.abs(U[:, 0] - 3.0**-4), 1, 5000))
+    refs = [reference_direct(f, dim, budget, max_level=max_level, **options) for f, dim, budget in cases]
     recs = [Recorder(f) for f, _, _ in cases]
-    together = direct_minimize_many(recs, [dim for _, dim, _ in cases], [b for _, _, b in cases], maxiter=maxiter)
-    for (outcome, batches), got, rec in zip(alone, together, recs):
-        assert got == outcome
-        # the same points, in the same order and in the same batches (one call per iteration)
-        assert len(rec.batches) == len(batches)
-        for a, b in zip(rec.batches, batches):
-            assert_array_equal(a, b)
-    if maxiter is None:
-        assert "len_tol" in together[0][1] and together[0][0] < 5000
-        assert [n for n, _ in together[1:]] == [257, 400, 1000, 1, 2]
+    together = direct_minimize_many(recs, [dim for _, dim, _ in cases], [b for _, _, b in cases], **options)
+    for (f, dim, budget), (points, iterations, nfev, message), rec, got in zip(cases, refs, recs, together):
+        alone = Recorder(f)
+        for outcome, r in ((direct_minimize(alone, dim, budget, **options), alone), (got, rec)):
+            assert outcome == (nfev, message)
+            assert_array_equal(r.points, points)
+            assert len(r.batches) == 1 + iterations
+    messages = [m for _, m in together]
+    if max_level < 30:
+        assert "every rectangle divided to the resolution limit" in messages
+    if "len_tol" in options:
+        assert sum("len_tol" in m for m in messages) >= 2
 
 
 def test_potentially_optimal_keeps_searches_apart():
