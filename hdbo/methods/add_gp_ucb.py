@@ -7,7 +7,7 @@ all groups. Per-group posteriors come from one factorization of the full additiv
 group is maximized on its own ``[0, 1]^{d_j}`` by DIRECT and the pieces are concatenated
 (Algorithm 1). Nothing is refactorized during the group-wise maximization, and the groups'
 DIRECT searches run in lockstep (:func:`~hdbo.acquisition.maximize_direct_many`: the same
-points as one search per group, with the per-iteration bookkeeping shared; 1.3-2.4x faster
+points as one search per group, with the per-iteration bookkeeping shared; 1.1-2.4x faster
 for the whole acquisition in ``benchmarks/bench_direct.py``).
 
 The practical algorithm (Algorithm 2), as implemented:
@@ -24,9 +24,9 @@ The practical algorithm (Algorithm 2), as implemented:
   :meth:`diagnostics` counts how often. That is often: the additive UCB sums the groups'
   standard deviations, which stay large at observed points because the data fix only the
   sum of the group functions, and DIRECT samples a fixed lattice, so its best lattice point
-  recurs. At the paper's full scale, Add-* re-queried an earlier point in 130-380 of its 475
-  model-based queries on (10,3,3), (24,6,4) and (40,5,8) (7 runs each), Add-8/Add-12 in
-  110-365, Add-3/Add-5 in 0-190, and the one-group GP-UCB in 0-220 on (10,3,3) only.
+  recurs. At the paper's full scale, Add-* re-queried an earlier point in 123-379 of its 475
+  model-based queries on (10,3,3), (24,6,4) and (40,5,8) (20 runs each), Add-8/Add-12 in
+  0-381, Add-3/Add-5 in 0-249, and the one-group GP-UCB in 0-250 on (10,3,3) only.
   ``repeats="resample"`` applies the random-point rule at every iteration instead.
 * Afterwards, each re-learning scores the current decomposition and ``n_decompositions``
   (default D, "O(D)" in the paper) random ones by marginal likelihood at the current scale
