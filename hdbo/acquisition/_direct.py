@@ -90,27 +90,44 @@ def potentially_optimal(
     -------
     ndarray of bool, shape (g,)
     """
-    ds = size[None, :] - size[:, None]  # ds[j, h] = d_h - d_j (sizes are distinct: ds != 0 off the diagonal)
-    df = f[None, :] - f[:, None]  # df[j, h] = f_h - f_j
+    if search is None:
+        return _hull_test(f[None, :], size[None, :], None, np.array([fmin], dtype=float), eps)[0]
+    # one row per search, padded to the largest number of classes
+    order = np.argsort(search, kind="stable")
+    s = search[order]
+    start = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    counts = np.diff(np.r_[start, s.size])
+    row = np.repeat(np.arange(start.size), counts)
+    col = np.arange(s.size) - start[row]
+    F = np.zeros((start.size, int(counts.max())))
+    D = np.zeros_like(F)
+    valid = np.zeros(F.shape, dtype=bool)
+    F[row, col], D[row, col], valid[row, col] = f[order], size[order], True
+    ok = np.empty(f.size, dtype=bool)
+    ok[order] = _hull_test(F, D, valid, np.asarray(fmin, dtype=float)[order][start], eps)[row, col]
+    return ok
+
+
+def _hull_test(F: Array, D: Array, valid: NDArray[np.bool_] | None, fmin: Array, eps: float) -> NDArray[np.bool_]:
+    """:func:`potentially_optimal` for searches in rows: values F and sizes D of shape (S, C),
+    ``valid`` marking real classes (None: all), each search's best value ``fmin`` (S,)."""
+    ds = D[:, None, :] - D[:, :, None]  # ds[s, j, h] = d_h - d_j (sizes are distinct: ds != 0 off the diagonal)
+    df = F[:, None, :] - F[:, :, None]  # df[s, j, h] = f_h - f_j
     larger = ds > 0
     smaller = ds < 0
-    if search is not None:
-        same = search[None, :] == search[:, None]
-        larger &= same
-        smaller &= same
+    if valid is not None:
+        pair = valid[:, None, :] & valid[:, :, None]
+        larger &= pair
+        smaller &= pair
     slope = np.divide(df, ds, out=np.zeros_like(df), where=larger | smaller)
-    k_high = np.where(larger, slope, np.inf).min(axis=1)  # K may not exceed this
-    k_low = np.where(smaller, slope, -np.inf).max(axis=1)  # nor fall below this
+    k_high = np.where(larger, slope, np.inf).min(axis=2)  # K may not exceed this
+    k_low = np.where(smaller, slope, -np.inf).max(axis=2)  # nor fall below this
     ok = (k_high > 0) & (k_low <= k_high)
     # Jones' condition f_j - K d_j <= fmin - eps |fmin| for the largest admissible K (any K when
     # no larger rectangle bounds it).
     finite = np.isfinite(k_high)
-    if isinstance(fmin, np.ndarray):
-        fmin = np.asarray(fmin, dtype=float)[finite]
-        target = fmin - eps * np.abs(fmin) + 1e-15 * np.maximum(1.0, np.abs(fmin))
-    else:
-        target = fmin - eps * abs(fmin) + 1e-15 * max(1.0, abs(fmin))
-    ok[finite] &= f[finite] - k_high[finite] * size[finite] <= target
+    target = fmin - eps * np.abs(fmin) + 1e-15 * np.maximum(1.0, np.abs(fmin))
+    ok &= ~finite | (F - np.where(finite, k_high, 0.0) * D <= target[:, None])
     return ok
 
 
