@@ -17,6 +17,11 @@ they do not change the exit code.
 
 Progress goes to stderr, counted in evaluations (``--no-progress`` turns it off): a bar on
 a terminal, one line per 10% otherwise (CI logs).
+
+Problems and methods are registry names (``hdbo list``); nothing is imported because of a
+name (``--problem module:attr`` is refused). Problems or methods of your own come from a
+module of yours that registers them, named with ``--plugin MODULE`` (``run``, ``reproduce``,
+``list``; repeatable); worker processes import it too (see :mod:`hdbo.experiments.plugins`).
 """
 
 from __future__ import annotations
@@ -129,6 +134,18 @@ def _print_summary(store: Any, run_ids: list[int]) -> None:
     )
 
 
+def _load_plugins(args: argparse.Namespace) -> tuple[str, ...]:
+    """Import the ``--plugin`` modules (they register problems and methods); their names."""
+    from .experiments.plugins import load_plugins
+
+    names = tuple(dict.fromkeys(getattr(args, "plugin", None) or []))
+    try:
+        load_plugins(names)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--plugin: {exc}") from None
+    return names
+
+
 def _check_dask(address: str | None) -> None:
     if address is None:
         return
@@ -169,6 +186,7 @@ def _report_errors(summary: Any, store: Any) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     from .methods import available_methods
 
+    _load_plugins(args)
     what = args.what
     if what in (None, "methods"):
         if what is None:
@@ -188,10 +206,16 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .experiments.plugins import check_registry_name
     from .experiments.runner import build_method, build_problem, run_many
     from .experiments.store import RunConfig, RunStore
     from .methods import available_methods
 
+    try:  # before anything else: a problem is a registry name, never code to import
+        check_registry_name(args.problem, "problem")
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--problem: {exc}") from None
+    plugins = _load_plugins(args)
     if args.budget <= 0:
         raise UsageError(f"--budget must be > 0, got {args.budget}")
     _check_dask(args.dask)
@@ -245,7 +269,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     with RunStore(args.store) as store:
         summary = run_many(
-            store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
+            store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
+            plugins=plugins,
         )
         _print_summary(store, summary.run_ids)
         print(f"\nstore: {args.store} (experiment {args.experiment!r}); the same command resumes unfinished runs")
@@ -286,6 +311,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _check_dask(args.dask)
     if args.runs is not None and args.runs < 1:
         raise UsageError(f"--runs must be >= 1, got {args.runs}")
+    plugins = _load_plugins(args)
     try:
         paths = find_specs(args.name, args.specs_dir)
         specs = [load_spec(p).at_scale(args.scale) for p in paths]
@@ -329,7 +355,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             run_ids = [rec.id for rec in map(store.find_run, configs) if rec is not None]
         else:
             summary = run_many(
-                store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask
+                store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
+                plugins=plugins,
             )
             run_ids = summary.run_ids
         write_report(
@@ -362,6 +389,15 @@ def _seed_major(configs: list[Any], runs: int | None) -> list[Any]:
 
 
 # ---------------------------------------------------------------------------- parser
+def _add_plugin_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--plugin", action="append", metavar="MODULE",
+        help="import this module first; it registers problems/methods of your own with "
+        "hdbo.problems.register_problem or hdbo.methods.register (repeat for several; the module "
+        "must be importable, e.g. PYTHONPATH=.)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hdbo`` command.
 
@@ -375,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="run methods on a problem and store every evaluation")
-    run.add_argument("--problem", required=True, help="problem name (see 'hdbo list problems') or module:factory")
+    run.add_argument("--problem", required=True, help="registered problem name (see 'hdbo list problems')")
     run.add_argument("--dim", type=int, help="number of input dimensions of the problem")
     run.add_argument("--noise-std", type=float, help="standard deviation of the observation noise")
     run.add_argument("--domain", choices=("unit", "symmetric"), help="problem domain")
@@ -395,10 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     run.add_argument("--dask", metavar="ADDRESS", help="run on a dask.distributed scheduler")
     run.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    _add_plugin_option(run)
     run.set_defaults(func=_cmd_run)
 
     lst = sub.add_parser("list", help="list registered methods or problems")
     lst.add_argument("what", nargs="?", choices=("methods", "problems"))
+    _add_plugin_option(lst)
     lst.set_defaults(func=_cmd_list)
 
     rep = sub.add_parser("report", help="markdown tables and regret plots from a store")
@@ -436,6 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-run", action="store_true",
         help="run nothing: write the report from the runs already in the store",
     )
+    _add_plugin_option(rpr)
     rpr.set_defaults(func=_cmd_reproduce)
     return parser
 

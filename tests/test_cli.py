@@ -12,7 +12,8 @@ from hdbo.cli import UsageError, main, parse_key_values
 from hdbo.experiments.store import RunStore
 
 TOY_DIR = Path(__file__).resolve().parent / "experiments"
-QUAD = "_hdbo_test_problems:quadratic"
+QUAD = "toy-quadratic"
+TOY = ("--plugin", "_hdbo_test_problems")  # registers the toy-* problems
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +38,7 @@ def _assert_usage_error(code, err, match):
 
 def test_run_stores_and_summarizes(tmp_path, capsys):
     db = tmp_path / "runs.db"
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
                           "--budget", "5", "--store", str(db), "--no-progress")
     assert code == 0, err
     assert "simple regret (mean ± SE)" in out and "random" in out
@@ -48,7 +49,7 @@ def test_run_stores_and_summarizes(tmp_path, capsys):
         assert runs[0].config.problem_params == {"dim": 3} and runs[0].config.experiment == "run"
         first = store.load_evaluations(runs[0].id).X
     # running the same command again skips the finished runs
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
                           "--budget", "5", "--store", str(db), "--no-progress")
     assert code == 0 and "0 finished now, 2 already finished" in err
     with RunStore(db) as store:
@@ -58,7 +59,7 @@ def test_run_stores_and_summarizes(tmp_path, capsys):
 
 def test_run_explicit_seeds_noise_and_problem_params(tmp_path, capsys):
     db = tmp_path / "r.db"
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "2", "--noise-std", "0.1", "--method", "random",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "2", "--noise-std", "0.1", "--method", "random",
                           "--seed", "3", "--seed", "5", "--problem-param", "known_optimum=false", "--budget", "4",
                           "--store", str(db), "--experiment", "mine", "--no-progress")
     assert code == 0, err
@@ -71,7 +72,7 @@ def test_run_explicit_seeds_noise_and_problem_params(tmp_path, capsys):
 
 def test_run_with_two_workers(tmp_path, capsys):
     db = tmp_path / "w.db"
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--seeds", "3", "--budget", "3",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "3", "--budget", "3",
                           "--store", str(db), "--workers", "2", "--no-progress")
     assert code == 0, err
     with RunStore(db) as store:
@@ -81,24 +82,24 @@ def test_run_with_two_workers(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["run", "--problem", QUAD, "--method", "nope", "--budget", "3"], "unknown method 'nope'; available methods:"),
+        (["run", *TOY, "--problem", QUAD, "--method", "nope", "--budget", "3"], "unknown method 'nope'; available methods:"),
         (["run", "--problem", "no-such-problem", "--method", "random", "--budget", "3"], "no-such-problem"),
         (["run", "--problem", "_hdbo_test_problems:missing", "--method", "random", "--budget", "3"],
-         "cannot be imported"),
-        (["run", "--problem", QUAD, "--method", "random"], "the following arguments are required: --budget"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "0"], "--budget must be > 0"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "x"], "invalid int value: 'x'"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--seeds", "0"], "--seeds must be > 0"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--seeds", "2", "--seed", "1"],
+         "looks like 'module:attr'"),
+        (["run", *TOY, "--problem", QUAD, "--method", "random"], "the following arguments are required: --budget"),
+        (["run", *TOY, "--problem", QUAD, "--method", "random", "--budget", "0"], "--budget must be > 0"),
+        (["run", *TOY, "--problem", QUAD, "--method", "random", "--budget", "x"], "invalid int value: 'x'"),
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--seeds", "0"], "--seeds must be > 0"),
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--seeds", "2", "--seed", "1"],
          "not allowed with"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "oops"],
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--param", "oops"],
          "--param expects key=value"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "seed=3"],
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--param", "seed=3"],
          "--param seed=... is set by the runner"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--param", "acq_budget=5"],
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--param", "acq_budget=5"],
          "acq_budget"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--workers", "0"], "--workers must be >= 1"),
-        (["run", "--problem", QUAD, "--method", "random", "--budget", "3", "--domain", "ball"], "invalid choice"),
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--workers", "0"], "--workers must be >= 1"),
+        (["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3", "--domain", "ball"], "invalid choice"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         ([], "the following arguments are required: COMMAND"),
         (["list", "things"], "invalid choice: 'things'"),
@@ -113,7 +114,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, match):
 def test_dask_missing_message(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)  # as if dask were not installed
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--budget", "3",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3",
                           "--store", str(tmp_path / "d.db"), "--dask", "tcp://127.0.0.1:1")
     _assert_usage_error(code, err, "pip install 'hdbo[dask]'")
 
@@ -147,7 +148,7 @@ def test_run_registry_problem(tmp_path, capsys):
 
 def test_report_command(tmp_path, capsys):
     db = tmp_path / "runs.db"
-    assert main(["run", "--problem", QUAD, "--method", "random", "--seeds", "2", "--budget", "4", "--store", str(db),
+    assert main(["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2", "--budget", "4", "--store", str(db),
                  "--no-progress"]) == 0
     out_md = tmp_path / "docs" / "report.md"
     code, out, err = _run(capsys, "report", "--store", str(db), "--experiment", "run", "--out", str(out_md))
@@ -170,7 +171,7 @@ budget = 50
 seeds = 5
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "Quad 3D"
 params = {{ dim = 3 }}
 
@@ -202,7 +203,7 @@ def _specs(tmp_path: Path) -> Path:
 def test_reproduce_quick(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     root = _specs(tmp_path)
-    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "quick", "--specs-dir", str(root), "--no-progress")
+    code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--scale", "quick", "--specs-dir", str(root), "--no-progress")
     assert code == 0, err
     db, report = tmp_path / "runs" / "toy.db", tmp_path / "docs" / "reproductions" / "toy.md"
     assert db.exists() and report.exists()
@@ -219,14 +220,14 @@ def test_reproduce_quick(tmp_path, capsys, monkeypatch):
 def test_reproduce_custom_paths_and_errors(tmp_path, capsys):
     root = _specs(tmp_path)
     db, rep = tmp_path / "s.db", tmp_path / "r" / "rep.md"
-    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "quick", "--specs-dir", str(root), "--store",
+    code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--scale", "quick", "--specs-dir", str(root), "--store",
                           str(db), "--report", str(rep), "--no-progress", "--workers", "2")
     assert code == 0, err
     assert db.exists() and rep.exists()
 
     code, out, err = _run(capsys, "reproduce", "nothing", "--specs-dir", str(root))
     _assert_usage_error(code, err, "no experiment spec 'nothing'")
-    code, out, err = _run(capsys, "reproduce", "toy", "--scale", "huge", "--specs-dir", str(root))
+    code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--scale", "huge", "--specs-dir", str(root))
     _assert_usage_error(code, err, "invalid choice: 'huge'")
     (root / "bad.toml").write_text('name = "b"\nbudget = 3\nseeds = 1\nproblems = [{name = "x"}]\n'
                                    'methods = [{name = "no-such-method"}]\n')
@@ -244,7 +245,7 @@ def test_reproduce_subsets_seed_by_seed_and_report_only(tmp_path, capsys):
 
     root = _specs(tmp_path)
     db, rep = tmp_path / "s.db", tmp_path / "rep.md"
-    base = ("reproduce", "toy", "--specs-dir", str(root), "--store", str(db), "--report", str(rep), "--no-progress")
+    base = ("reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(db), "--report", str(rep), "--no-progress")
     code, out, err = _run(capsys, *base, "--scale", "full", "--only", "s2", "--runs", "2")
     assert code == 0, err
     with RunStore(db) as store:
@@ -267,7 +268,7 @@ def test_reproduce_subsets_seed_by_seed_and_report_only(tmp_path, capsys):
     _assert_usage_error(code, err, "--problem Quad 9D matches no problem")
     code, out, err = _run(capsys, *base, "--runs", "0")
     _assert_usage_error(code, err, "--runs must be >= 1")
-    code, out, err = _run(capsys, "reproduce", "toy", "--specs-dir", str(root), "--store", str(tmp_path / "x.db"),
+    code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(tmp_path / "x.db"),
                           "--no-run")
     _assert_usage_error(code, err, "does not exist")
 
@@ -292,7 +293,7 @@ def test_failed_runs_give_exit_code_1(tmp_path, capsys, monkeypatch):
         return real(config)
 
     monkeypatch.setattr(runner, "build_problem", build_problem_failing_after_validation)
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--budget", "3",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3",
                           "--store", str(tmp_path / "f.db"), "--no-progress")
     assert code == 1
     assert "1 failed" in err and "cluster node lost" in err
@@ -309,7 +310,7 @@ def test_interrupted_run_exits_130_and_the_same_command_resumes_exactly(tmp_path
     """Ctrl-C in the second run, after its initial design: exit 130; rerunning finishes it exactly."""
     import _hdbo_test_problems as toy
 
-    argv = ["run", "--problem", QUAD, "--dim", "2", "--noise-std", "0.01", "--method", "gp-ucb",
+    argv = ["run", *TOY, "--problem", QUAD, "--dim", "2", "--noise-std", "0.01", "--method", "gp-ucb",
             "--param", "n_init=4", "--param", "refit_every=2", "--param", "acq_budget=100",
             "--seeds", "2", "--budget", "10", "--no-progress"]
     code, out, err = _run(capsys, *argv, "--store", str(tmp_path / "straight.db"))
@@ -345,12 +346,12 @@ def test_run_owned_by_a_live_process_is_reported_not_failed(tmp_path, capsys):
     with RunStore(db) as store:
         run = store.get_or_create_run(cfg)
         assert store.claim_run(run.id, owner=RunOwner("cluster-node-7", 4242)).acquired
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2",
                           "--budget", "4", "--store", str(db), "--no-progress")
     assert code == 0, err
     assert "1 finished now, 0 already finished, 0 failed, 1 running elsewhere" in err
     line = next(line for line in err.splitlines() if "running elsewhere:" in line)
-    assert line.startswith("  running elsewhere: _hdbo_test_problems:quadratic(dim=3) / random / seed 0 (process "
+    assert line.startswith("  running elsewhere: toy-quadratic(dim=3) / random / seed 0 (process "
                            "4242 on cluster-node-7, last heartbeat ")
     assert line.endswith(" ago; 0 of 4 evaluations stored)")
     with RunStore(db) as store:
@@ -359,9 +360,118 @@ def test_run_owned_by_a_live_process_is_reported_not_failed(tmp_path, capsys):
 
 def test_progress_lines_in_a_log(tmp_path, capsys):
     """stderr captured (not a TTY): a few complete lines, counted in evaluations."""
-    code, out, err = _run(capsys, "run", "--problem", QUAD, "--method", "random", "--seeds", "2", "--budget", "5",
+    code, out, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--seeds", "2", "--budget", "5",
                           "--store", str(tmp_path / "p.db"))
     assert code == 0, err
     progress = [line for line in err.splitlines() if line.startswith("hdbo: ")]
     assert "\r" not in err and 2 <= len(progress) <= 12
     assert progress[-1].startswith("hdbo: 10/10 eval (100%)")
+
+
+# ---------------------------------------------------------------------------- names, not code (issue 17)
+def test_run_refuses_module_attr_problems_before_anything_runs(tmp_path, capsys):
+    pwned = tmp_path / "pwned"
+    code, out, err = _run(capsys, "run", "--problem", "os:system", "--problem-param", f'command="touch {pwned}"',
+                          "--method", "random", "--budget", "3", "--store", str(tmp_path / "x.db"))
+    _assert_usage_error(code, err, "--problem: problem 'os:system' looks like 'module:attr'")
+    assert "--plugin MODULE" in err
+    assert not pwned.exists() and not (tmp_path / "x.db").exists()
+
+
+def test_reproduce_refuses_a_spec_naming_module_attr_and_touches_nothing(tmp_path, capsys):
+    victim = tmp_path / "precious.log"
+    victim.write_text("my data\n")
+    before = (victim.read_bytes(), victim.stat().st_mtime_ns)
+    root = tmp_path / "specs"
+    root.mkdir()
+    (root / "evil.toml").write_text(textwrap.dedent(f"""
+        name = "evil"
+        budget = 3
+        seeds = 1
+        [[problems]]
+        name = "logging:basicConfig"
+        params = {{ filename = {str(victim)!r}, filemode = "w" }}
+        [[methods]]
+        name = "random"
+    """))
+    code, out, err = _run(capsys, "reproduce", "evil", "--specs-dir", str(root), "--store", str(tmp_path / "e.db"),
+                          "--report", str(tmp_path / "e.md"), "--no-progress")
+    _assert_usage_error(code, err, "problem 'logging:basicConfig' looks like 'module:attr'")
+    assert (victim.read_bytes(), victim.stat().st_mtime_ns) == before
+    assert not (tmp_path / "e.db").exists() and not (tmp_path / "e.md").exists()
+
+
+PLUGIN = '''
+import numpy as np
+from hdbo.problems import Problem, register_problem
+from hdbo.space import Box
+
+
+def bowl(*, dim, seed=0):
+    return Problem(lambda X: -np.sum((X - 0.25) ** 2, axis=1), Box.unit(dim), name="bowl", optimum_value=0.0)
+
+
+register_problem("{name}", bowl)
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """A plugin module in tmp_path registering the problem ``<module>-bowl``; registries restored after."""
+    from hdbo.experiments import plugins
+    from hdbo.problems import registry
+
+    name = f"hdbo_cli_plugin_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / f"{name}.py").write_text(PLUGIN.replace("{name}", f"{name}-bowl"))
+    monkeypatch.syspath_prepend(str(tmp_path / "plug"))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_plugin_registers_a_problem_that_runs_with_two_workers(tmp_path, capsys, plugin):
+    problem = f"{plugin}-bowl"
+    argv = ["run", "--problem", problem, "--dim", "2", "--method", "random", "--seeds", "3", "--budget", "4",
+            "--store", str(tmp_path / "p.db"), "--workers", "2", "--no-progress"]
+    code, out, err = _run(capsys, *argv)
+    _assert_usage_error(code, err, f"unknown problem '{problem}'")
+    assert "--plugin MODULE" in err
+    code, out, err = _run(capsys, "list", "problems", "--plugin", plugin)
+    assert code == 0 and problem in out.split()
+    code, out, err = _run(capsys, *argv, "--plugin", plugin)
+    assert code == 0, err
+    with RunStore(tmp_path / "p.db") as store:
+        runs = store.list_runs(status="finished")
+        assert len(runs) == 3 and {r.n_evaluations for r in runs} == {4}
+        assert {r.config.problem for r in runs} == {problem}
+
+
+def test_plugin_in_a_spec_with_two_workers(tmp_path, capsys, plugin):
+    root = tmp_path / "specs"
+    root.mkdir()
+    (root / "mine.toml").write_text(f'name = "mine"\nbudget = 3\nseeds = 2\n'
+                                    f'[[problems]]\nname = "{plugin}-bowl"\nparams = {{ dim = 2 }}\n'
+                                    f'[[methods]]\nname = "random"\n')
+    base = ("reproduce", "mine", "--specs-dir", str(root), "--store", str(tmp_path / "m.db"),
+            "--report", str(tmp_path / "m.md"), "--no-progress", "--workers", "2")
+    code, out, err = _run(capsys, *base)
+    _assert_usage_error(code, err, f"problem '{plugin}-bowl' is not registered")
+    code, out, err = _run(capsys, *base, "--plugin", plugin)
+    assert code == 0, err
+    with RunStore(tmp_path / "m.db") as store:
+        assert len(store.list_runs(status="finished")) == 2
+
+
+@pytest.mark.parametrize(
+    "value, match",
+    [("hdbo_no_such_plugin", "--plugin: plugin module 'hdbo_no_such_plugin' cannot be imported"),
+     ("./mine.py", "--plugin: plugin must be an absolute module name"),
+     ("os:system", "--plugin: plugin must be an absolute module name")],
+)
+def test_bad_plugin_is_one_line(tmp_path, capsys, value, match):
+    code, out, err = _run(capsys, "run", "--plugin", value, "--problem", "branin", "--method", "random",
+                          "--budget", "3", "--store", str(tmp_path / "x.db"))
+    _assert_usage_error(code, err, match)
+    assert not (tmp_path / "x.db").exists()

@@ -45,17 +45,18 @@ its stored state, and the loop continues at ``t = n_done``. Because the state an
 evaluation it follows are written in one transaction, a resumed run gives exactly the trace
 an uninterrupted run would have given.
 
-Problems
---------
-``config.problem`` is a name in the problem registry (``hdbo.problems.get``), or
-``"package.module:factory"`` for a problem of your own: ``factory(seed=seed, **params)``
-must return a :class:`~hdbo.problems.base.Problem`. The module must be importable by the
-worker processes.
+Problems and methods
+--------------------
+``config.problem`` and ``config.method`` are names in the problem and method registries
+(``hdbo.problems.get``, ``hdbo.methods.make_method``); nothing is imported because of a name
+(``"module:attr"`` is refused). A problem or method of your own is registered by a module of
+yours, loaded with :func:`hdbo.experiments.plugins.load_plugins` (``--plugin`` on the command
+line); :func:`run_many` imports the loaded plugin modules in its worker processes and Dask
+tasks too (see :mod:`hdbo.experiments.plugins`).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import time
@@ -72,6 +73,7 @@ from .._threads import blas_threads as limit_blas_threads
 from ..methods import Method, make_method
 from ..problems.base import Problem
 from ..utils import generator_from_state, generator_state
+from .plugins import PLUGIN_HELP, check_registry_name, import_plugins, loaded_plugins
 from .store import (
     STALE_AFTER_SECONDS,
     ClaimLostError,
@@ -106,12 +108,16 @@ _POLL_SECONDS = 0.5
 
 # ---------------------------------------------------------------------------- problems
 def resolve_problem(name: str) -> Callable[..., Problem]:
-    """The factory building problem ``name``: the registry's ``get`` or a ``module:attr``.
+    """The factory building the registered problem ``name`` (``hdbo.problems.get``).
+
+    Only registered names are accepted: nothing is imported or called because of ``name``.
+    Register a problem of your own with :func:`hdbo.problems.register_problem` in a module
+    loaded by :func:`hdbo.experiments.plugins.load_plugins`.
 
     Parameters
     ----------
     name : str
-        A problem registry name, or ``"package.module:factory"``.
+        A problem registry name (see :func:`hdbo.problems.available_problems`).
 
     Returns
     -------
@@ -123,22 +129,18 @@ def resolve_problem(name: str) -> Callable[..., Problem]:
     TypeError
         ``name`` is not a non-empty string.
     ValueError
-        ``module:attr`` that cannot be imported, or the problem registry is not available.
+        ``name`` is ``"module:attr"`` or not registered (the message lists the registered
+        names and how to register one), or the problem registry is not available.
     """
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"problem must be a non-empty string, got {name!r}")
-    if ":" in name:
-        mod_name, _, attr = name.partition(":")
-        try:
-            module = importlib.import_module(mod_name)
-            factory = getattr(module, attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"problem factory {name!r} cannot be imported: {exc}") from None
-        return factory
+    check_registry_name(name, "problem")
     try:
-        from ..problems import get as registry_get
+        from ..problems import available_problems, get as registry_get
     except ImportError as exc:  # the registry is optional while the package is being built
         raise ValueError(f"the problem registry (hdbo.problems.get) is not available: {exc}") from None
+    if name not in available_problems():
+        raise ValueError(
+            f"unknown problem {name!r}; available problems: {', '.join(available_problems())} ({PLUGIN_HELP})"
+        )
 
     def factory(**kwargs: Any) -> Problem:
         return registry_get(name, **kwargs)
@@ -540,8 +542,14 @@ class RunSummary:
         )
 
 
-def _run_in_worker(store_path: str, config_dict: dict[str, Any], stale_after: float) -> tuple[str, Any]:
-    """Process-pool / Dask task: open the store, run, return ``("ok", RunResult)`` or ``("error", text)``."""
+def _run_in_worker(
+    store_path: str, config_dict: dict[str, Any], stale_after: float, plugins: Sequence[str] = ()
+) -> tuple[str, Any]:
+    """Process-pool / Dask task: open the store, run, return ``("ok", RunResult)`` or ``("error", text)``.
+
+    ``plugins`` are imported first (a no-op when already imported, e.g. in a forked child).
+    """
+    import_plugins(plugins)
     config = RunConfig(**config_dict)
     with RunStore(store_path) as store:
         try:
@@ -618,6 +626,7 @@ def run_many(
     dask_address: str | None = None,
     stale_after: float = STALE_AFTER_SECONDS,
     blas_threads: int | None = 1,
+    plugins: Sequence[str] | None = None,
 ) -> RunSummary:
     """Execute many runs, skipping finished ones and resuming interrupted ones.
 
@@ -647,6 +656,12 @@ def run_many(
         Most BLAS threads per run (see :func:`hdbo._threads.blas_threads`): the default
         gives every worker one thread, which is fastest for matrices of this size when
         several runs share the cores. ``None`` leaves the BLAS settings alone.
+    plugins : sequence of str, optional
+        Modules that register the problems and methods of ``configs`` and that every worker
+        process or Dask task imports before its first run (default: those loaded by
+        :func:`hdbo.experiments.plugins.load_plugins` in this process). They must be
+        importable there: a spawned worker has this process's ``sys.path``; a Dask worker
+        needs them installed (or sent with ``client.upload_file``).
 
     Returns
     -------
@@ -667,6 +682,8 @@ def run_many(
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    plugins = tuple(loaded_plugins() if plugins is None else plugins)
+    import_plugins(plugins)  # checks the names; a no-op for modules already imported
     own_store = not isinstance(store, RunStore)
     store_obj = RunStore(store) if own_store else store
     start = time.perf_counter()
@@ -700,12 +717,14 @@ def run_many(
         try:
             with limit_blas_threads(blas_threads):
                 if dask_address is not None:
-                    _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after)
+                    _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after,
+                              plugins=plugins)
                 elif workers == 1 or len(todo) <= 1:
                     for c in todo:
                         _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
                 else:
-                    _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after)
+                    _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after,
+                              plugins=plugins)
         finally:
             bar.close()
         for key in unique:
@@ -769,11 +788,13 @@ def _run_pool(
     tracker: _EvaluationProgress,
     run_ids: dict[tuple[Any, ...], int],
     stale_after: float,
+    *,
+    plugins: Sequence[str] = (),
 ) -> None:
     _check_file_store(store.path)
     with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as pool:
         futures: dict[Future[tuple[str, Any]], RunConfig] = {
-            pool.submit(_run_in_worker, store.path, c.to_dict(), stale_after): c for c in todo
+            pool.submit(_run_in_worker, store.path, c.to_dict(), stale_after, plugins): c for c in todo
         }
         pending = set(futures)
         try:
@@ -808,6 +829,8 @@ def _run_dask(
     tracker: _EvaluationProgress,
     run_ids: dict[tuple[Any, ...], int],
     stale_after: float,
+    *,
+    plugins: Sequence[str] = (),
 ) -> None:
     _check_file_store(store.path)
     try:
@@ -821,7 +844,7 @@ def _run_dask(
     path = os.path.abspath(store.path)
     with Client(address) as client:
         futures = {
-            client.submit(_run_in_worker, path, c.to_dict(), stale_after, pure=False): c for c in todo
+            client.submit(_run_in_worker, path, c.to_dict(), stale_after, plugins, pure=False): c for c in todo
         }
         pending = set(futures)
         while pending:

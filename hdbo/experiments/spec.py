@@ -14,7 +14,7 @@ Format
     diagnostics = ["n_selected"]       # optional: Method.diagnostics() keys the report tabulates
 
     [[problems]]                       # at least one
-    name = "branin"                    # problem registry name (or "module:factory")
+    name = "branin"                    # problem registry name (see "hdbo list problems")
     label = "Branin D=20"              # optional, default built from name and params
     params = { dim = 20, noise_std = 0.0 }   # optional keyword arguments of problems.get
 
@@ -85,6 +85,15 @@ claim without ``higher_is_better``, and a claim whose ``method`` is in its own `
 ``structure`` and ``bounds`` are reserved (the runner sets them). A problem's ``params`` may
 fix ``seed`` to use one problem instance for every run; otherwise the run seed also seeds
 the problem instance.
+
+Names, not code
+---------------
+A spec is data: problem and method names are registry names, and reading or running a spec
+never imports or calls anything a name points to. A name of the form ``"module:attr"`` is
+refused when the spec is parsed (:class:`SpecError`), and :func:`validate_names` refuses
+names that are not registered. A problem or method of your own is registered from Python
+(:func:`hdbo.problems.register_problem`, :func:`hdbo.methods.register`) in a module of yours,
+which ``hdbo reproduce --plugin MODULE`` loads (see :mod:`hdbo.experiments.plugins`).
 """
 
 from __future__ import annotations
@@ -96,6 +105,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .plugins import PLUGIN_HELP, check_registry_name
 from .store import RunConfig, default_problem_label
 
 if sys.version_info >= (3, 11):
@@ -156,7 +166,7 @@ class ProblemSpec:
     Attributes
     ----------
     name : str
-        Problem registry name or ``"module:factory"``.
+        Problem registry name.
     label : str
         Name in reports; unique within the spec.
     params : dict
@@ -501,7 +511,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         where = f"problems[{i}]"
         ctx.table(entry, where)
         ctx.keys(entry, where, required=("name",), optional=("label", "params"))
-        pname = ctx.string(entry["name"], f"{where}.name")
+        pname = _registry_name(entry["name"], ctx, f"{where}.name", "problem")
         params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
         label = ctx.string(entry.get("label", default_problem_label(pname, params)), f"{where}.label")
         problems.append(ProblemSpec(pname, label, params))
@@ -514,7 +524,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         where = f"methods[{i}]"
         ctx.table(entry, where)
         ctx.keys(entry, where, required=("name",), optional=("label", "params"))
-        mname = ctx.string(entry["name"], f"{where}.name")
+        mname = _registry_name(entry["name"], ctx, f"{where}.name", "method")
         params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
         _no_reserved(params, ctx, f"{where}.params")
         label = ctx.string(entry.get("label", mname), f"{where}.label")
@@ -649,6 +659,16 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
         text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
         higher_is_better=higher, test=test, within=within,
     )
+
+
+def _registry_name(obj: Any, ctx: _Ctx, where: str, what: str) -> str:
+    """A problem or method name: a non-empty string that is not ``module:attr`` (nothing is imported)."""
+    name = ctx.string(obj, where)
+    try:
+        check_registry_name(name, what)
+    except ValueError as exc:
+        raise ctx.error(where, str(exc)) from None
+    return name
 
 
 def _bad_metric(metric: Any) -> str:
@@ -794,8 +814,9 @@ def available_spec_sets(specs_dir: str | Path | None = None) -> list[str]:
 def validate_names(spec: ExperimentSpec) -> None:
     """Check that every method and problem name of ``spec`` is registered.
 
-    ``module:factory`` problems are not checked here (they are imported when run). Problem
-    names are only checked when the problem registry is available.
+    Load the plugin modules that register custom names first
+    (:func:`hdbo.experiments.plugins.load_plugins`). Problem names are only checked when the
+    problem registry is available.
 
     Parameters
     ----------
@@ -812,14 +833,18 @@ def validate_names(spec: ExperimentSpec) -> None:
     methods = available_methods()
     for m in spec.methods:
         if m.name not in methods:
-            raise SpecError(f"{source}: method {m.name!r} is not registered (available methods: {', '.join(methods)})")
+            raise SpecError(
+                f"{source}: method {m.name!r} is not registered (available methods: {', '.join(methods)}; "
+                f"{PLUGIN_HELP})"
+            )
     try:
         from ..problems import available_problems
     except ImportError:
         return
     problems = available_problems()
     for p in spec.problems:
-        if ":" not in p.name and p.name not in problems:
+        if p.name not in problems:
             raise SpecError(
-                f"{source}: problem {p.name!r} is not registered (available problems: {', '.join(problems)})"
+                f"{source}: problem {p.name!r} is not registered (available problems: {', '.join(problems)}; "
+                f"{PLUGIN_HELP})"
             )

@@ -90,13 +90,22 @@ def register_problem(
     Raises
     ------
     ValueError
-        If ``name`` is already registered with a different factory, or a dimension is < 1.
+        If ``name`` is already registered with a different factory, contains ``":"`` or
+        whitespace, or a dimension is < 1.
     TypeError
         If ``name`` is not a non-empty string, ``factory`` is not callable, or a dimension is
         not an int.
+
+    Notes
+    -----
+    Experiment specs and ``hdbo run --problem`` name registered problems only. To use a
+    problem of your own there, register it in a module of yours and load that module with
+    ``--plugin MODULE`` (see :mod:`hdbo.experiments.plugins`).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string, got {name!r}")
+    if ":" in name or name != "".join(name.split()):
+        raise ValueError(f"name must not contain ':' or whitespace, got {name!r}")
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {type(factory).__name__}")
     native_dim = check_int(native_dim, "native_dim", low=1, allow_none=True)

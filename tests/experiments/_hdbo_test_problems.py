@@ -1,7 +1,8 @@
-"""Small problems for the experiment tests, importable as ``_hdbo_test_problems:<factory>``.
+"""Small problems for the experiment tests, registered as ``toy-quadratic``, ``toy-flaky``, ...
 
-They are passed to the runner by ``module:factory`` name so that worker processes started
-with ``spawn`` can build them too (the test folder is on ``sys.path``, which spawn copies).
+A plugin module: importing it registers the problems (``--plugin _hdbo_test_problems`` on the
+command line). ``conftest.py`` loads it with ``load_plugins``, so that worker processes
+started with ``spawn`` import it too (the test folder is on ``sys.path``, which spawn copies).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from hdbo.experiments.store import RunConfig
+from hdbo.problems import register_problem
 from hdbo.problems.base import Problem
 from hdbo.space import Box
 
-QUAD = "_hdbo_test_problems:quadratic"
-FLAKY = "_hdbo_test_problems:flaky"
-SLOW = "_hdbo_test_problems:slow"
+QUAD = "toy-quadratic"
+FLAKY = "toy-flaky"
+SLOW = "toy-slow"
 
 # Set ``TRIGGER["countdown"] = k`` to make the k-th objective call (of any problem built
 # below, in this process) raise KeyboardInterrupt. Reset to None afterwards.
@@ -96,3 +98,9 @@ def make_config(**overrides: Any) -> RunConfig:
     )
     base.update(overrides)
     return RunConfig(**base)
+
+
+register_problem(QUAD, quadratic)
+register_problem(FLAKY, flaky)
+register_problem(SLOW, slow)
+register_problem("toy-not-a-problem", not_a_problem)

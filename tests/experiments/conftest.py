@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 
-# The toy problems are imported by name (also in spawned worker processes, which copy sys.path).
+# The toy problems' module is importable (also in spawned worker processes, which copy sys.path).
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from hdbo.experiments.plugins import load_plugins  # noqa: E402
 from hdbo.experiments.store import RunStore  # noqa: E402
+
+# The toy problems are a plugin: registered here and in every worker process of run_many.
+load_plugins(["_hdbo_test_problems"])
 
 
 @pytest.fixture

@@ -61,8 +61,8 @@ def test_aggregate_matches_hand_computation(filled):
     store, configs, pending = filled
     groups = aggregate(store)
     assert [(g.problem_label, g.label, g.n_runs) for g in groups] == [
-        ("_hdbo_test_problems:quadratic(dim=3)", "Random", 3),
-        ("_hdbo_test_problems:flaky(dim=3)", "Random", 2),
+        ("toy-quadratic(dim=3)", "Random", 3),
+        ("toy-flaky(dim=3)", "Random", 2),
     ]
     assert pending.id not in groups[0].run_ids  # unfinished runs are left out
     for g in groups:
@@ -87,8 +87,8 @@ def test_aggregate_matches_hand_computation(filled):
 def test_report_files_and_numbers(filled):
     store, configs, pending = filled
     out = store.path.replace("runs.db", "out/report.md")
-    refs = {"exp": [ReferenceValue("_hdbo_test_problems:flaky(dim=3)", "Random", "avg_regret", 0.125, "Tab. 9", 10),
-                    ReferenceValue("_hdbo_test_problems:flaky(dim=3)", "Random", "simple_regret", 0.5, "Tab. 8", 4, at=4)]}
+    refs = {"exp": [ReferenceValue("toy-flaky(dim=3)", "Random", "avg_regret", 0.125, "Tab. 9", 10),
+                    ReferenceValue("toy-flaky(dim=3)", "Random", "simple_regret", 0.5, "Tab. 8", 4, at=4)]}
     path = write_report(store, out, title="Test report", references=refs, descriptions={"exp": "Toy runs."})
     text = path.read_text()
     groups = aggregate(store)
@@ -169,17 +169,17 @@ budget = 4
 seeds = 3
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "P1"
 params = { dim = 3 }
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "P2"
 params = { dim = 2 }
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "U"
 params = { dim = 3, known_optimum = false }
 
@@ -513,7 +513,7 @@ budget = 6
 seeds = 2
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "Quad"
 params = { dim = 2 }
 
@@ -566,12 +566,12 @@ seeds = 3
 diagnostics = ["n_used", "recovered"]
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "D=4"
 params = { dim = 4 }
 
 [[problems]]
-name = "_hdbo_test_problems:quadratic"
+name = "toy-quadratic"
 label = "D=8"
 params = { dim = 8 }
 

@@ -207,10 +207,12 @@ def test_bad_run_is_marked_failed_and_others_continue(store):
 
 
 def test_problem_lookup_errors(store):
-    with pytest.raises(ValueError, match="cannot be imported"):
-        run_one(store, make_config(problem="_hdbo_test_problems:missing"))
-    with pytest.raises(TypeError, match="not a hdbo Problem"):
-        run_one(store, make_config(problem="_hdbo_test_problems:not_a_problem"))
+    with pytest.raises(ValueError, match="unknown problem 'toy-missing'; available problems: .*register_problem"):
+        run_one(store, make_config(problem="toy-missing"))
+    with pytest.raises(ValueError, match="looks like 'module:attr'.*--plugin MODULE"):
+        run_one(store, make_config(problem="_hdbo_test_problems:quadratic"))
+    with pytest.raises(TypeError, match="returned str, not a Problem"):
+        run_one(store, make_config(problem="toy-not-a-problem"))
 
 
 def test_two_workers_equal_one_worker(tmp_path):
@@ -392,7 +394,8 @@ def test_a_second_process_leaves_a_running_run_alone(tmp_path):
     path = tmp_path / "two.db"
     cfg = make_config(problem=SLOW, budget=30, problem_params={"dim": 2, "delay": 0.1})
     RunStore(path).close()
-    proc = get_context("spawn").Process(target=run_many, args=(str(path), [cfg]), kwargs={"progress": False})
+    proc = get_context("spawn").Process(target=run_many, args=(str(path), [cfg]),
+                                           kwargs={"progress": False, "plugins": ["_hdbo_test_problems"]})
     proc.start()
     try:
         with RunStore(path) as s:
@@ -466,3 +469,91 @@ def test_method_done_ends_the_run_early(store, stops_early):
     assert np.all(group.curves["simple_regret"][0, 3:] == group.curves["simple_regret"][0, 2])
     # the report's T column gives the evaluations used next to the budget
     assert group.evaluations_used == [3] and group.t_column == "3 of 8"
+
+
+# ---------------------------------------------------------------------------- names and plugins (issue 17)
+PLUGIN_SOURCE = '''
+import numpy as np
+from hdbo.problems import Problem, register_problem
+from hdbo.space import Box
+
+
+def wave(*, dim, seed=0, freq=3.0):
+    """A rippled bowl on [0, 1]^dim, centred at 0.5 (maximum 0 there)."""
+    def fun(X):
+        return -np.sum((X - 0.5) ** 2, axis=1) + 0.1 * np.cos(freq * (X[:, 0] - 0.5)) - 0.1
+
+    return Problem(fun, Box.unit(dim), name="wave", optimum_value=0.0)
+
+
+register_problem("{name}", wave)
+'''
+
+
+@pytest.fixture
+def plugin_module(tmp_path, monkeypatch):
+    """A plugin module in tmp_path registering the problem ``<module>-wave``; registries restored after."""
+    from hdbo.experiments import plugins
+    from hdbo.problems import registry
+
+    name = f"hdbo_test_plugin_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / f"{name}.py").write_text(PLUGIN_SOURCE.replace("{name}", f"{name}-wave"))
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_run_refuses_module_attr_problems_without_importing(tmp_path, monkeypatch, store):
+    marker = tmp_path / "imported"
+    (tmp_path / "hdbo_probe_runner_mod.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('x')\ndef factory(**kw):\n    raise SystemExit\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("hdbo_probe_runner_mod:factory", "os:system"):
+        cfg = make_config(problem=name, problem_params={"command": f"touch {tmp_path / 'pwned'}"})
+        with pytest.raises(ValueError, match="looks like 'module:attr'"):
+            run_one(store, cfg)
+    summary = run_many(store, [make_config(problem="os:system", seed=s) for s in range(2)], workers=2,
+                       progress=False)
+    assert summary.n_failed == 2 and all("looks like 'module:attr'" in e for _, e in summary.errors)
+    assert not marker.exists() and not (tmp_path / "pwned").exists()
+    assert "hdbo_probe_runner_mod" not in sys.modules
+
+
+def test_plugin_problems_run_serially_and_in_two_workers(tmp_path, plugin_module):
+    from hdbo.experiments.plugins import load_plugins, loaded_plugins
+
+    problem = f"{plugin_module}-wave"
+    configs = [make_config(problem=problem, problem_params={"dim": 2}, seed=s, budget=5) for s in range(3)]
+    with pytest.raises(ValueError, match=f"unknown problem '{problem}'.*--plugin MODULE"):
+        run_one(RunStore(":memory:"), configs[0])
+    load_plugins([plugin_module])
+    assert plugin_module in loaded_plugins()
+    serial = run_many(tmp_path / "serial.db", configs, workers=1, progress=False)
+    # spawned workers do not have the registration: run_many has them import the loaded plugins
+    parallel = run_many(tmp_path / "parallel.db", configs, workers=2, progress=False)
+    assert serial.n_finished == parallel.n_finished == 3 and parallel.n_failed == 0, parallel.errors
+    with RunStore(tmp_path / "serial.db") as a, RunStore(tmp_path / "parallel.db") as b:
+        for cfg in configs:
+            assert_array_equal(_trace(a, cfg).y, _trace(b, cfg).y)
+    # without the plugin the workers do not know the problem: every run fails with the name
+    lost = run_many(tmp_path / "lost.db", configs, workers=2, progress=False, plugins=[])
+    assert lost.n_failed == 3 and all(f"unknown problem '{problem}'" in e for _, e in lost.errors)
+
+
+def test_load_plugins_argument_errors():
+    from hdbo.experiments.plugins import load_plugins
+
+    with pytest.raises(ValueError, match="cannot be imported.*PYTHONPATH"):
+        load_plugins(["hdbo_no_such_plugin_module"])
+    for bad in ("os:system", "./my_problems.py", ".relative", ""):
+        with pytest.raises(ValueError, match="plugin must be an absolute module name"):
+            load_plugins([bad])
+    with pytest.raises(TypeError, match="plugin must be a module name"):
+        load_plugins([3])
+    with pytest.raises(ValueError, match="must not contain ':'"):
+        from hdbo.problems import register_problem
+
+        register_problem("mod:attr", toy.quadratic)

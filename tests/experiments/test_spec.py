@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -237,6 +238,49 @@ def test_invalid_toml_and_non_table(tmp_path):
 def test_validate_names(tmp_path):
     spec = load_spec(_write(tmp_path, GOOD.replace('name = "gp-ucb"', 'name = "no-such-method"\nlabel = "gp-ucb"')))
     with pytest.raises(SpecError, match=r"method 'no-such-method' is not registered \(available methods: .*random"):
+        validate_names(spec)
+
+
+def _probe_module(tmp_path: Path, monkeypatch, name: str) -> Path:
+    """A module on sys.path that leaves a marker file when it is imported (it must not be)."""
+    marker = tmp_path / f"{name}.imported"
+    (tmp_path / f"{name}.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
+        "def factory(**kwargs):\n    Path(__file__).with_suffix('.called').write_text('called')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return marker
+
+
+def test_spec_naming_module_attr_is_refused_at_load_without_running_anything(tmp_path, monkeypatch):
+    """A shared spec is data: "module:attr" names are refused when read, nothing is imported or called."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    before = (victim.read_bytes(), victim.stat().st_mtime_ns)
+    spec = GOOD.replace('name = "quad"\nlabel = "Q3"\nparams = { dim = 3 }',
+                        f'name = "logging:basicConfig"\nlabel = "Q3"\n'
+                        f'params = {{ filename = {str(victim)!r}, filemode = "w" }}')
+    assert "logging:basicConfig" in spec
+    path = _write(tmp_path, spec)
+    with pytest.raises(SpecError, match=r"problems\[0\]\.name: problem 'logging:basicConfig' looks like "
+                                        r"'module:attr'.*register_problem.*--plugin MODULE") as info:
+        load_spec(path)
+    assert str(path) in str(info.value)
+    assert (victim.read_bytes(), victim.stat().st_mtime_ns) == before
+
+    marker = _probe_module(tmp_path, monkeypatch, "hdbo_probe_spec_mod")
+    for old, new in [('name = "quad"\nlabel = "Q3"', 'name = "hdbo_probe_spec_mod:factory"\nlabel = "Q3"'),
+                     ('name = "random"', 'name = "hdbo_probe_spec_mod:factory"')]:
+        with pytest.raises(SpecError, match="looks like 'module:attr'"):
+            load_spec(_write(tmp_path, GOOD.replace(old, new)))
+    assert not marker.exists() and not marker.with_suffix(".called").exists()
+    assert "hdbo_probe_spec_mod" not in sys.modules
+
+
+def test_validate_names_refuses_unregistered_problems_and_says_how_to_register(tmp_path):
+    spec = load_spec(_write(tmp_path, GOOD.replace('name = "quad"\nlabel = "Q3"', 'name = "my-wave"\nlabel = "Q3"')))
+    with pytest.raises(SpecError, match=r"problem 'my-wave' is not registered \(available problems: .*branin.*"
+                                        r"register_problem.*--plugin MODULE"):
         validate_names(spec)
 
 

@@ -53,7 +53,7 @@ def test_same_config_is_the_same_run(store):
 def test_config_round_trip_and_defaults(store):
     cfg = make_config(method_params={"kernel": "se", "acq_budget": 50})
     assert cfg.label == "random"
-    assert cfg.problem_label == "_hdbo_test_problems:quadratic(dim=3)"
+    assert cfg.problem_label == "toy-quadratic(dim=3)"
     rec = store.get_or_create_run(cfg)
     assert rec.config == cfg
     assert RunConfig(**cfg.to_dict()) == cfg
