@@ -8,6 +8,10 @@ subspaces, and problem structure for methods that need it.
 (``tests/experiments/test_runner.py``) on a 2-dimensional flaky problem whose structure is
 empty; merged over ``{"n_init": 4, "refit_every": 2}`` for GP methods. Only methods whose
 defaults do not fit there need an entry.
+
+``REQUIRED_OPTIONS``: the options without which a method cannot run on a 5-dimensional box whose
+problem gives no structure (everything else at its default); for the small-budget and the
+option tests (``tests/methods/test_small_budgets.py``, ``tests/methods/test_options.py``).
 """
 
 from __future__ import annotations
@@ -72,4 +76,10 @@ RUNNER_OPTIONS: dict[str, dict] = {
     "random-subspace-ucb": {"n_init": 2, "k": 1, "grid_points": 51, "refit_every": 1},
     "exact-subspace-ucb": {"n_init": 2, "subspace": [[1.0, 0.5]], "grid_points": 51, "refit_every": 1},
     "highdim-random-ucb": {"n_init": 2, "n_candidates": 100, "refit_every": 1},
+}
+
+
+REQUIRED_OPTIONS: dict[str, dict] = {
+    "cws": {"n_select": 2, "rounds": 1},
+    "exact-subspace-ucb": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]},
 }

@@ -27,7 +27,10 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
 * Budget sharing: selection gets ``selection_budget`` evaluations (default: half of
   ``budget``, or all of it with ``optimize=False``; 2000, the paper's cap, when the budget is
   unknown); phase 2 starts as soon as the tree search ends or that budget is spent. If nothing
-  was selected, phase 2 searches all D coordinates (with a warning).
+  was selected, phase 2 searches all D coordinates (with a warning). A selection budget too
+  small for one step of the test (HDS-FDT needs a pair of evaluations, so a total budget of
+  3 or less leaves the default half too small) skips the selection: every budget >= 1 runs,
+  as GP-UCB on all D coordinates.
 * ``optimize=False`` is the paper's variable-selection experiment: :attr:`done` becomes True
   when the selection ends, so runners stop there and the evaluations used are the sample
   complexity.
@@ -209,10 +212,10 @@ class SelectThenOptimize(GPMethod):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ phases
-    def _finish_selection(self) -> None:
+    def _finish_selection(self, reason: str = "no variable was selected") -> None:
         selected = sorted(int(i) for i in self._selection_result())
         if not selected and self.optimize:
-            warnings.warn(f"{self.name}: no variable was selected; GP-UCB will search all {self.dim} coordinates",
+            warnings.warn(f"{self.name}: {reason}; GP-UCB will search all {self.dim} coordinates",
                           RuntimeWarning, stacklevel=3)
             self.selected_ = []
         else:
@@ -228,6 +231,11 @@ class SelectThenOptimize(GPMethod):
         return self.selected_ if self.selected_ else list(range(self.dim))
 
     def _ask(self) -> NDArray[np.float64]:
+        if self.selecting and self._selection_done():
+            # The selection budget cannot pay for one step of the test (e.g. HDS-FDT's pair of
+            # evaluations with budget <= 3): skip the selection, GP-UCB on every coordinate.
+            self._finish_selection(f"a selection budget of {self.selection_limit} evaluation(s) cannot pay for "
+                                   "one selection step, so the selection is skipped")
         if self.selecting:
             return self._selection_propose()
         return super()._ask()

@@ -116,3 +116,17 @@ def test_bad_options():
         make_method("hds", [(-1, 1)] * 4, theta0=5.0)
     with pytest.raises(ValueError, match="bandwidth"):
         make_method("hds", [(-1, 1)] * 4, bandwidth=-1.0)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 3])
+def test_budget_too_small_for_one_selection_step_skips_the_selection(budget):
+    # FDT spends a pair of evaluations per step; half of a budget <= 3 cannot pay for one.
+    with pytest.warns(RuntimeWarning, match="selection is skipped"):
+        res = hdbo.minimize(lambda x: float(x @ x), [(-1, 1)] * 5, method="hds", budget=budget, seed=0,
+                            acq_budget=100)
+    assert res.nfev == budget and res.method.selected_ == [] and res.method.search_dims == list(range(5))
+    # selection-only run (all of the budget for the selection): one evaluation cannot pay for a
+    # pair, so nothing is selected and the run ends after its first evaluation
+    if budget == 1:
+        res = hdbo.minimize(lambda x: float(x @ x), [(-1, 1)] * 5, method="hds", budget=1, seed=0, optimize=False)
+        assert res.nfev == 1 and res.status == 3 and res.method.selected_ == []
