@@ -11,7 +11,9 @@ Examples
     hdbo report --store runs/example.db --out docs/report.md
 
 Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr),
-130 interrupted (rerun the same command to resume). Runs that another live process is
+3 some runs were interrupted because their worker process died (one line per run on stderr;
+the other runs finished; rerun the same command to resume them), 130 interrupted by Ctrl-C
+(rerun the same command to resume). Runs that another live process is
 executing on the same store are left alone and listed as "running elsewhere" on stderr;
 they do not change the exit code.
 
@@ -156,7 +158,7 @@ def _check_dask(address: str | None) -> None:
 
 
 def _report_errors(summary: Any, store: Any) -> int:
-    """Print the summary, failed runs and runs running elsewhere to stderr; the exit code."""
+    """Print the summary, failed, interrupted and elsewhere-running runs to stderr; the exit code."""
     import time
 
     from ._progress import format_seconds
@@ -165,6 +167,11 @@ def _report_errors(summary: Any, store: Any) -> int:
     for config, err in summary.errors:
         first = err.strip().splitlines()[0] if err.strip() else "error"
         print(f"  failed: {config.problem_label} / {config.label} / seed {config.seed}: {first}", file=sys.stderr)
+    for config, text in summary.interrupted:
+        why = text.removeprefix("interrupted: ")
+        print(f"  interrupted: {config.problem_label} / {config.label} / seed {config.seed}: {why}", file=sys.stderr)
+    if summary.interrupted:
+        print("  (their evaluations are stored; run the same command again to resume them)", file=sys.stderr)
     for result in summary.running_elsewhere:
         c = store.get_run(result.run_id).config
         owner = result.owner
@@ -179,7 +186,7 @@ def _report_errors(summary: Any, store: Any) -> int:
     if summary.running_elsewhere:
         print("  (left alone; run the same command again later to resume them if that process stops)",
               file=sys.stderr)
-    return 1 if summary.errors else 0
+    return 1 if summary.errors else 3 if summary.interrupted else 0
 
 
 # ---------------------------------------------------------------------------- commands
@@ -490,7 +497,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 success, 1 some runs failed, 2 bad input (one line on stderr), 130 interrupted by
+        0 success, 1 some runs failed, 2 bad input (one line on stderr), 3 some runs interrupted
+        because their worker process died (the same command resumes them), 130 interrupted by
         Ctrl-C (the same command resumes).
 
     Examples

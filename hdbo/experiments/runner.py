@@ -37,6 +37,25 @@ run while its owner is alive does not execute it: it returns a :class:`RunResult
 (pid gone on this host, or no heartbeat for ``stale_after`` seconds from another host) is
 taken over and the run resumed. See :mod:`hdbo.experiments.store` for the exact rule.
 
+Workers
+-------
+With ``workers > 1``, :func:`run_many` starts that many worker processes (``spawn``), each
+executing one run at a time and writing its evaluations to the store itself (every one in
+one SQLite transaction, so a process killed at any point leaves the store consistent and the
+run resumable). A worker process that dies (``kill -9``, the out-of-memory killer, a crash)
+or is interrupted takes only its own run down: the driver records that run as *interrupted*
+(status ``"failed"``, error ``"interrupted: worker process ... was killed by signal 9 ...
+(after k of T evaluations)"``, stored evaluations kept), lists it in
+:attr:`RunSummary.interrupted`, starts a new worker while runs are left and finishes the
+others. The interrupted run is not retried by the same call (a run that kills its worker,
+e.g. by exhausting memory, would do it again): running the same command again resumes it
+from its last stored evaluation. Worker processes end when the driver dies (on Linux
+through ``prctl(PR_SET_PDEATHSIG)``, everywhere through a thread checking the parent twice
+a second), so a killed ``hdbo run`` leaves no run executing behind it. On a Dask cluster,
+Dask itself reschedules the task of a lost worker (up to its
+``distributed.scheduler.allowed-failures`` times, and the new attempt resumes from the
+store); when it gives up (``KilledWorker``) the run is recorded as interrupted in the same way.
+
 Resume
 ------
 A run whose status is not ``"finished"`` is resumed from its last stored evaluation: the
@@ -57,13 +76,18 @@ tasks too (see :mod:`hdbo.experiments.plugins`).
 
 from __future__ import annotations
 
+import ctypes
 import math
+import multiprocessing
 import os
+import signal
+import sys
+import threading
 import time
 import traceback
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from multiprocessing.connection import wait as wait_for_ready
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -104,6 +128,13 @@ METHOD_STREAM = 1
 NOISE_STREAM = 7
 #: Seconds between two looks at the store's evaluation counts (progress with several workers).
 _POLL_SECONDS = 0.5
+#: Seconds between two checks, in a worker process, that its parent process is alive.
+_PARENT_POLL_SECONDS = 0.5
+#: Seconds busy workers get to answer after run_many is interrupted, before they are terminated.
+_STOP_GRACE_SECONDS = 3.0
+#: Exit status of a worker process that ends because its parent died.
+_ORPHAN_EXIT_CODE = 3
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
 # ---------------------------------------------------------------------------- problems
@@ -496,12 +527,18 @@ class RunSummary:
         (finished now, already finished, or running elsewhere).
     errors : list of (RunConfig, str)
         Runs that ended with an error (their status in the store is ``"failed"``).
+    interrupted : list of (RunConfig, str)
+        Runs stopped from outside before they ended: their worker process died (killed, out
+        of memory) or was interrupted, or their Dask worker was lost. Their stored
+        evaluations are kept (status ``"failed"``, error ``"interrupted: ..."``) and the
+        next call resumes them; see "Workers" in the module docstring.
     wall_seconds : float
         Wall time of the call.
     """
 
     results: list[RunResult] = field(default_factory=list)
     errors: list[tuple[RunConfig, str]] = field(default_factory=list)
+    interrupted: list[tuple[RunConfig, str]] = field(default_factory=list)
     wall_seconds: float = 0.0
 
     @property
@@ -520,6 +557,11 @@ class RunSummary:
         return len(self.errors)
 
     @property
+    def n_interrupted(self) -> int:
+        """Runs stopped from outside (see :attr:`interrupted`)."""
+        return len(self.interrupted)
+
+    @property
     def running_elsewhere(self) -> list[RunResult]:
         """Runs left alone because another live process owns them."""
         return [r for r in self.results if r.running_elsewhere]
@@ -536,9 +578,11 @@ class RunSummary:
 
     def __str__(self) -> str:
         elsewhere = f", {self.n_running_elsewhere} running elsewhere" if self.n_running_elsewhere else ""
+        interrupted = f", {self.n_interrupted} interrupted" if self.n_interrupted else ""
         return (
-            f"{len(self.results) + self.n_failed} runs: {self.n_finished} finished now, {self.n_skipped} already "
-            f"finished, {self.n_failed} failed{elsewhere} ({self.wall_seconds:.1f} s)"
+            f"{len(self.results) + self.n_failed + self.n_interrupted} runs: {self.n_finished} finished now, "
+            f"{self.n_skipped} already finished, {self.n_failed} failed{interrupted}{elsewhere} "
+            f"({self.wall_seconds:.1f} s)"
         )
 
 
@@ -638,8 +682,9 @@ def run_many(
     configs : iterable of RunConfig
         Runs to execute; duplicates are executed once.
     workers : int, default 1
-        1 runs in this process; more uses a ``ProcessPoolExecutor`` with the ``spawn``
-        start method.
+        1 runs in this process; more starts that many worker processes (``spawn`` start
+        method), each executing one run at a time. A run whose worker process dies is
+        recorded as interrupted and the others go on (see "Workers" in the module docstring).
     progress : bool, default True
         Show progress on stderr, counted in evaluations: the total is the sum of the
         remaining budgets of the unfinished runs. On a terminal a bar (tqdm if installed,
@@ -667,7 +712,8 @@ def run_many(
     -------
     RunSummary
         Runs found running under another live process are in ``results`` with
-        ``running_elsewhere=True`` (not errors).
+        ``running_elsewhere=True`` (not errors); runs whose worker died are in
+        ``interrupted``.
 
     Raises
     ------
@@ -791,23 +837,217 @@ def _run_pool(
     *,
     plugins: Sequence[str] = (),
 ) -> None:
+    """Runs in ``workers`` spawned processes, one run at a time each (see "Workers" above).
+
+    A worker that dies takes only its own run down: the run is recorded as interrupted and
+    not retried by this call, a new process takes the dead one's place while runs are left,
+    and the other workers go on. When this process is interrupted (Ctrl-C), busy workers
+    get ``_STOP_GRACE_SECONDS`` to answer (a Ctrl-C on a terminal interrupts them too, and
+    they record their runs as interrupted), then they are terminated.
+    """
     _check_file_store(store.path)
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as pool:
-        futures: dict[Future[tuple[str, Any]], RunConfig] = {
-            pool.submit(_run_in_worker, store.path, c.to_dict(), stale_after, plugins): c for c in todo
-        }
-        pending = set(futures)
-        try:
-            while pending:
-                finished, pending = wait(pending, timeout=_POLL_SECONDS, return_when=FIRST_COMPLETED)
-                tracker.poll(store)
-                for fut in finished:
-                    config = futures[fut]
-                    _collect(config, fut.result(), done, summary)
+    ctx = get_context("spawn")
+    task = (os.path.abspath(store.path), stale_after, tuple(plugins))
+    queue = list(todo)[::-1]  # the next run is at the end
+    pool: list[_PoolWorker] = []
+    spawns = min(workers, len(queue)) + len(queue)  # bounded: each replacement follows a loss
+    try:
+        while True:
+            n_busy = sum(w.config is not None for w in pool)
+            while len(pool) < min(workers, n_busy + len(queue)) and spawns > 0:
+                pool.append(_PoolWorker(ctx))
+                spawns -= 1
+            if not pool:  # worker processes keep dying before taking a run
+                for config in queue[::-1]:
+                    text = _record_interrupted(store, run_ids[config.key()], config, "no worker process left")
+                    summary.interrupted.append((config, text))
                     tracker.end(run_ids[config.key()])
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+                return
+            for w in pool:
+                if w.config is None and queue:
+                    w.start_run(queue.pop(), *task)
+            busy = [w for w in pool if w.config is not None]
+            if not busy:
+                return
+            wait_for_ready([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=_POLL_SECONDS)
+            tracker.poll(store)
+            for w in pool:
+                outcome = None if w.config is None else w.outcome()
+                if outcome is None:
+                    continue
+                config, w.config = w.config, None
+                run_id = run_ids[config.key()]
+                if outcome[0] == "lost":  # the worker died or was interrupted: retire it
+                    text = _record_interrupted(store, run_id, config, outcome[1], owner=w.owner)
+                    summary.interrupted.append((config, text))
+                    w.stop(grace=1.0)
+                else:
+                    _collect(config, outcome, done, summary)
+                tracker.end(run_id)
+            for w in pool:
+                if w.config is None and not w.process.is_alive():  # died between two runs
+                    w.stop(grace=0.0)
+            pool = [w for w in pool if w.config is not None or w.process.is_alive()]
+    except BaseException:
+        deadline = time.monotonic() + _STOP_GRACE_SECONDS
+        for w in pool:
+            w.stop(grace=max(0.0, deadline - time.monotonic()))
+        for w in pool:
+            if w.config is not None:  # a no-op in the store if the worker recorded it itself
+                try:
+                    _record_interrupted(store, run_ids[w.config.key()], w.config, "stopped with hdbo", owner=w.owner)
+                except Exception:  # best effort: the run stays resumable anyway
+                    pass
+        raise
+    finally:
+        for w in pool:
+            w.stop(grace=5.0)
+
+
+class _PoolWorker:
+    """A worker process of :func:`_run_pool`, the connection to it and the run it executes."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_pool_worker_main, args=(child, os.getpid()), name="hdbo-worker")
+        self.process.start()
+        child.close()  # so that the worker's death reads as end-of-file here
+        self.config: RunConfig | None = None
+        #: The claim the worker holds on the runs it executes (see :meth:`RunStore.claim_run`).
+        self.owner = RunOwner(RunOwner.current().host, int(self.process.pid))
+
+    def start_run(self, config: RunConfig, path: str, stale_after: float, plugins: tuple[str, ...]) -> None:
+        """Send a run; a worker that died meanwhile is noticed by :meth:`outcome`."""
+        self.config = config
+        try:
+            self.conn.send((path, config.to_dict(), stale_after, plugins))
+        except OSError:
+            pass
+
+    def outcome(self) -> tuple[str, Any] | None:
+        """The worker's answer about its run; ``("lost", why)`` if it died; None while it runs."""
+        alive = self.process.is_alive()
+        try:
+            if self.conn.poll():
+                return self.conn.recv()
+        except (EOFError, OSError):
+            alive = False
+        if alive:
+            return None
+        self.process.join(5.0)
+        return "lost", f"worker process {self.process.pid} {_exit_text(self.process.exitcode)}"
+
+    def stop(self, grace: float) -> None:
+        """End the process: an idle one is asked to leave; after ``grace`` s terminate, then kill."""
+        if self.process.is_alive() and self.config is None:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.process.join(grace)
+        for end in (self.process.terminate, self.process.kill):
+            if self.process.is_alive():
+                end()
+                self.process.join(2.0)
+        self.conn.close()
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _record_interrupted(
+    store: RunStore, run_id: int, config: RunConfig, reason: str, *, owner: RunOwner | None = None
+) -> str:
+    """Record a run whose worker was lost as interrupted; return the message (one line).
+
+    The run keeps its stored evaluations and becomes ``"failed"`` with the error
+    ``"interrupted: <reason> (after k of T evaluations)"``, unless another process owns it
+    now: the update is conditional on the claim of ``owner`` (by default the stored owner,
+    if it is no longer alive). The next call resumes the run.
+    """
+    rec = store.get_run(run_id)
+    text = f"interrupted: {reason} (after {rec.n_evaluations} of {config.budget} evaluations)"
+    if owner is None and rec.owner is not None and not rec.owner.is_alive():
+        owner = rec.owner
+    if owner is not None and rec.status == "running":
+        store.fail_run(run_id, text, owner=owner)
+    return text
+
+
+def _pool_worker_main(conn: Any, parent_pid: int) -> None:
+    """Main function of a worker process of :func:`_run_pool`.
+
+    Receives ``(store_path, config_dict, stale_after, plugins)`` and answers each with the
+    outcome of :func:`_run_in_worker`; ``None`` or a closed connection ends it. After a
+    KeyboardInterrupt it answers ``("lost", why)`` and ends. It ends with its parent (see
+    :func:`_exit_with_parent`).
+    """
+    _exit_with_parent(parent_pid)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if task is None:
+            return
+        path, config_dict, stale_after, plugins = task
+        try:
+            outcome = _run_in_worker(path, config_dict, stale_after, plugins)
+        except KeyboardInterrupt:  # run_one has recorded the run as interrupted
+            conn.send(("lost", f"worker process {os.getpid()} was interrupted (KeyboardInterrupt)"))
+            return
+        except BaseException as exc:  # SystemExit, a plugin that cannot be imported, ...
+            outcome = ("error", (None, _describe(exc)))
+        conn.send(outcome)
+
+
+def _exit_with_parent(parent_pid: int, *, use_prctl: bool = True) -> None:
+    """End this process as soon as its parent process ``parent_pid`` dies.
+
+    On Linux the kernel kills it when its parent dies (``prctl(PR_SET_PDEATHSIG, SIGKILL)``
+    through ctypes). Everywhere, a daemon thread also checks every ``_PARENT_POLL_SECONDS``
+    that the parent is alive and ends the process with ``os._exit`` otherwise. Either way
+    the run it was executing keeps its stored evaluations (each one is written in one
+    transaction) and the next call resumes it.
+
+    Parameters
+    ----------
+    parent_pid : int
+        ``os.getpid()`` of the parent, taken before starting this process.
+    use_prctl : bool, default True
+        False leaves only the thread (to test it).
+    """
+    if use_prctl and sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # no prctl: the thread below still works
+            pass
+    if not _parent_alive(parent_pid):  # the parent died before prctl took effect
+        os._exit(_ORPHAN_EXIT_CODE)
+
+    def watch() -> None:
+        while _parent_alive(parent_pid):
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(_ORPHAN_EXIT_CODE)
+
+    threading.Thread(target=watch, name="hdbo-parent-watch", daemon=True).start()
+
+
+def _parent_alive(parent_pid: int) -> bool:
+    """Whether the parent process still lives (POSIX: this process has not been re-parented)."""
+    if os.name == "posix":
+        return os.getppid() == parent_pid
+    parent = multiprocessing.parent_process()
+    return parent is None or parent.is_alive()
 
 
 def _collect(
@@ -859,6 +1099,11 @@ def _run_dask(
                 config = futures[fut]
                 try:
                     _collect(config, fut.result(), done, summary)
-                except Exception as exc:  # the task itself died (worker lost, ...)
-                    summary.errors.append((config, _describe(exc)))
+                except Exception as exc:  # the task itself died
+                    if any(cls.__name__ == "KilledWorker" for cls in type(exc).__mro__):  # its workers died
+                        reason = "the Dask workers executing it died (KilledWorker)"
+                        text = _record_interrupted(store, run_ids[config.key()], config, reason)
+                        summary.interrupted.append((config, text))
+                    else:
+                        summary.errors.append((config, _describe(exc)))
                 tracker.end(run_ids[config.key()])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 import time
 from multiprocessing import get_context
@@ -557,3 +558,109 @@ def test_load_plugins_argument_errors():
         from hdbo.problems import register_problem
 
         register_problem("mod:attr", toy.quadratic)
+
+
+# ---------------------------------------------------------------------------- worker processes that die (issue 17)
+KILLER_SOURCE = '''
+import multiprocessing
+import os
+import signal
+
+import numpy as np
+from hdbo.problems import Problem, register_problem
+from hdbo.space import Box
+
+
+def killer(*, dim=2, seed=0, at=1, sig="SIGKILL"):
+    """-||x - 0.5||^2 on [0, 1]^dim; in a worker process (never in the test's own process),
+    the ``at``-th evaluation of this instance sends ``sig`` to the process evaluating it."""
+    calls = [0]
+
+    def fun(X):
+        calls[0] += 1
+        if calls[0] >= at and multiprocessing.parent_process() is not None:
+            os.kill(os.getpid(), getattr(signal, sig))
+        return -np.sum((X - 0.5) ** 2, axis=1)
+
+    return Problem(fun, Box.unit(dim), name="killer", optimum_value=0.0, optimizer=np.full(dim, 0.5))
+
+
+register_problem("{name}", killer)
+'''
+
+
+@pytest.fixture
+def killer_problem(tmp_path, monkeypatch):
+    """A loaded plugin registering ``<module>-killer``; registries and loaded plugins restored after."""
+    from hdbo.experiments import plugins
+    from hdbo.problems import registry
+
+    name = f"hdbo_killer_plugin_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / f"{name}.py").write_text(KILLER_SOURCE.replace("{name}", f"{name}-killer"))
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    plugins.load_plugins([name])
+    yield f"{name}-killer"
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize(
+    "sig, how",
+    [("SIGKILL", r"was killed by signal 9 \(SIGKILL\)"), ("SIGINT", r"was interrupted \(KeyboardInterrupt\)")],
+)
+def test_a_dead_worker_takes_only_its_own_run_down(tmp_path, killer_problem, sig, how):
+    """Its run is recorded as interrupted (evaluations kept), the others finish in a new
+    worker and the old one; the next call resumes the run to the uninterrupted trace."""
+    doomed = make_config(problem=killer_problem, problem_params={"dim": 2, "at": 3, "sig": sig}, budget=6)
+    configs = [make_config(seed=0, budget=6), doomed, *(make_config(seed=s, budget=6) for s in (1, 2, 3))]
+    path = tmp_path / "w.db"
+    summary = run_many(path, configs, workers=2, progress=False)
+    assert summary.n_finished == 4 and summary.n_failed == 0 and summary.n_interrupted == 1
+    (config, text), = summary.interrupted
+    assert config == doomed
+    assert re.fullmatch(rf"interrupted: worker process \d+ {how} \(after 2 of 6 evaluations\)", text)
+    assert str(summary).startswith("5 runs: 4 finished now, 0 already finished, 0 failed, 1 interrupted")
+    with RunStore(path) as s:
+        rec = s.find_run(doomed)
+        assert rec.status == "failed" and rec.error.startswith("interrupted") and rec.n_evaluations == 2
+        assert rec.owner is None
+        assert all(s.find_run(c).status == "finished" for c in configs if c is not doomed)
+    again = run_many(path, configs, workers=2, progress=False)  # one run left: executed here, unarmed
+    assert again.n_finished == 1 and again.n_skipped == 4 and again.n_interrupted == 0
+    assert [r.resumed_from for r in again.results if not r.skipped] == [2]
+    run_many(tmp_path / "clean.db", [doomed], progress=False)
+    with RunStore(path) as a, RunStore(tmp_path / "clean.db") as b:
+        assert_array_equal(_trace(a, doomed).X, _trace(b, doomed).X)
+        assert_array_equal(_trace(a, doomed).y, _trace(b, doomed).y)
+
+
+def test_runs_that_kill_every_worker_are_not_retried(tmp_path, killer_problem):
+    """Two runs killing their worker at the first evaluation: each is recorded once, the
+    call ends, and the healthy runs finish."""
+    doomed = [make_config(problem=killer_problem, problem_params={"dim": 2, "at": 1}, seed=s, budget=6) for s in (0, 1)]
+    configs = [doomed[0], make_config(seed=0, budget=4), doomed[1], make_config(seed=1, budget=4)]
+    summary = run_many(tmp_path / "w.db", configs, workers=2, progress=False)
+    assert [c for c, _ in summary.interrupted] == doomed and summary.n_finished == 2
+    assert all(t.endswith("(after 0 of 6 evaluations)") for _, t in summary.interrupted)
+    with RunStore(tmp_path / "w.db") as s:
+        assert [s.find_run(c).status for c in configs] == ["failed", "finished", "failed", "finished"]
+
+
+def test_record_interrupted_respects_a_live_owner(store):
+    from hdbo.experiments.runner import _record_interrupted
+
+    cfg = make_config(budget=6)
+    rec = _half_done(store, cfg)  # 3 evaluations, then KeyboardInterrupt
+    live = RunOwner("other-host", 4242)
+    _set_owner(store, rec.id, live.host, live.pid, time.time())  # another host, fresh heartbeat: alive
+    text = _record_interrupted(store, rec.id, cfg, "worker process 1 was killed by signal 9 (SIGKILL)")
+    assert text == "interrupted: worker process 1 was killed by signal 9 (SIGKILL) (after 3 of 6 evaluations)"
+    assert store.get_run(rec.id).status == "running"  # not the caller's to change
+    _record_interrupted(store, rec.id, cfg, "lost", owner=RunOwner("vm-x", 1))  # not the owner either
+    assert store.get_run(rec.id).status == "running"
+    _record_interrupted(store, rec.id, cfg, "lost", owner=live)
+    after = store.get_run(rec.id)
+    assert after.status == "failed" and after.error == "interrupted: lost (after 3 of 6 evaluations)"
+    assert store.n_evaluations(rec.id) == 3 and run_one(store, cfg).resumed_from == 3
