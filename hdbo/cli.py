@@ -10,7 +10,11 @@ Examples
     hdbo reproduce example --scale quick
     hdbo report --store runs/example.db --out docs/report.md
 
-Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr),
+Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr,
+nothing written: also a store path that is a folder, lies under a file or in a folder you
+cannot write, a file that is not an hdbo store or is of a newer schema version, an output file
+that cannot be written, an integer above 2**63 - 1, or runs that cannot fit in memory, see
+:mod:`hdbo.experiments.resources`),
 3 some runs were interrupted because their worker process died (one line per run on stderr;
 the other runs finished; rerun the same command to resume them), 130 interrupted by Ctrl-C
 (rerun the same command to resume). Runs that another live process is
@@ -40,6 +44,10 @@ from typing import Any, Sequence
 __all__ = ["main"]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Largest --budget, --seed, --dim, --runs: SQLite stores signed 64-bit integers.
+MAX_INT = 2**63 - 1
+#: Largest --seeds count (the seeds 0..N-1 are listed in memory; split larger sweeps).
+MAX_SEEDS = 1_000_000
 
 
 class UsageError(Exception):
@@ -148,6 +156,71 @@ def _load_plugins(args: argparse.Namespace) -> tuple[str, ...]:
     return names
 
 
+def _int_at_most(high: int, why: str) -> Any:
+    """An argparse ``type``: an int no larger than ``high`` (the message says why)."""
+
+    def parse(text: str) -> int:
+        value = int(text)  # ValueError: argparse says "invalid int value"
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high} ({why}), got {text}")
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its message
+    return parse
+
+
+_INT64 = _int_at_most(MAX_INT, "2**63 - 1, the largest integer a store holds")
+
+
+def _open_store(path: str | Path, *, create: bool = True) -> Any:
+    """A RunStore, or a one-line UsageError when the path cannot be used (nothing is written)."""
+    import sqlite3
+
+    from .experiments.store import RunStore, StoreError
+
+    try:
+        return RunStore(path, create=create)
+    except FileNotFoundError:
+        raise UsageError(f"store {str(path)!r} does not exist") from None
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(f"store {str(path)!r} cannot be used: {exc}") from None
+
+
+def _check_output(path: str | Path, option: str) -> Path:
+    """Refuse an output file that cannot be written, before any work; nothing is created."""
+    import tempfile
+
+    out = Path(path)
+    if out.is_dir():
+        raise UsageError(f"{option} {str(out)!r} is a folder; give a file path")
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {str(out)!r} cannot be written: {str(folder)!r} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        if out.exists():
+            with out.open("ab"):
+                pass
+    except OSError as exc:
+        where = str(out) if out.exists() else f"folder {str(folder)!r}"
+        raise UsageError(f"{option} {str(out)!r} cannot be written ({where}: {exc.strerror or exc})") from None
+    return out
+
+
+def _check_memory(configs: list[Any], workers: int) -> None:
+    from .experiments.resources import check_memory
+
+    try:
+        check_memory(configs, workers=workers)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _check_dask(address: str | None) -> None:
     if address is None:
         return
@@ -215,7 +288,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .experiments.plugins import check_registry_name
     from .experiments.runner import build_method, build_problem, run_many
-    from .experiments.store import RunConfig, RunStore
+    from .experiments.store import RunConfig
     from .methods import available_methods
 
     try:  # before anything else: a problem is a registry name, never code to import
@@ -266,6 +339,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for m in args.method
         for s in seeds
     ]
+    # Refuse runs that cannot fit in memory before the problem (its box) is allocated.
+    _check_memory(configs, 1 if args.dask else args.workers)
     # Fail fast on bad names/parameters: build the problem and each method once.
     try:
         problem = build_problem(configs[0])
@@ -274,7 +349,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(str(exc)) from None
 
-    with RunStore(args.store) as store:
+    with _open_store(args.store) as store:
         summary = run_many(
             store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
             plugins=plugins,
@@ -286,23 +361,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .experiments.report import write_report
-    from .experiments.store import RunStore
 
-    try:
-        store = RunStore(args.store, create=False)
-    except FileNotFoundError:
-        raise UsageError(f"store {args.store!r} does not exist") from None
-    with store:
+    _check_output(args.out, "--out")
+    with _open_store(args.store, create=False) as store:
         if args.experiment is not None and args.experiment not in store.experiments():
             have = ", ".join(store.experiments()) or "none"
             raise UsageError(f"no experiment {args.experiment!r} in {args.store} (experiments: {have})")
-        out = write_report(
-            store,
-            args.out,
-            experiment=args.experiment,
-            title=f"hdbo report: {args.experiment}" if args.experiment else "hdbo report",
-            plots=not args.no_plots,
-        )
+        try:
+            out = write_report(
+                store,
+                args.out,
+                experiment=args.experiment,
+                title=f"hdbo report: {args.experiment}" if args.experiment else "hdbo report",
+                plots=not args.no_plots,
+            )
+        except OSError as exc:
+            raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
     print(f"report written to {out}")
     return 0
 
@@ -311,7 +385,6 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .experiments.report import write_report
     from .experiments.runner import run_many
     from .experiments.spec import SpecError, find_specs, load_spec, validate_names
-    from .experiments.store import RunStore
 
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
@@ -351,12 +424,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     scale = args.scale if args.runs is None else f"{args.scale}, first {args.runs} seed(s)"
     if args.no_run and not store_path.exists():
         raise UsageError(f"--no-run: store {str(store_path)!r} does not exist")
+    _check_output(report_path, "--report")
+    if not args.no_run:
+        _check_memory(configs, 1 if args.dask else args.workers)
+    store = _open_store(store_path)
     print(
         f"{args.name} ({scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}"
         + (" (report only)" if args.no_run else ""),
         file=sys.stderr,
     )
-    with RunStore(store_path) as store:
+    with store:
         if args.no_run:
             summary = None
             run_ids = [rec.id for rec in map(store.find_run, configs) if rec is not None]
@@ -419,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run methods on a problem and store every evaluation")
     run.add_argument("--problem", required=True, help="registered problem name (see 'hdbo list problems')")
-    run.add_argument("--dim", type=int, help="number of input dimensions of the problem")
+    run.add_argument("--dim", type=_INT64, help="number of input dimensions of the problem")
     run.add_argument("--noise-std", type=float, help="standard deviation of the observation noise")
     run.add_argument("--domain", choices=("unit", "symmetric"), help="problem domain")
     run.add_argument(
@@ -430,9 +507,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--param", action="append", metavar="KEY=VALUE", help="method parameter, JSON when it parses (acq_budget=500)"
     )
     seeds = run.add_mutually_exclusive_group()
-    seeds.add_argument("--seeds", type=int, default=1, help="number of seeds 0..N-1 (default 1)")
-    seeds.add_argument("--seed", type=int, action="append", help="explicit seed; repeat for several")
-    run.add_argument("--budget", type=int, required=True, help="evaluations per run")
+    seeds.add_argument(
+        "--seeds", type=_int_at_most(MAX_SEEDS, "split larger sweeps into several calls"), default=1,
+        help=f"number of seeds 0..N-1 (default 1, at most {MAX_SEEDS})",
+    )
+    seeds.add_argument("--seed", type=_INT64, action="append", help="explicit seed; repeat for several")
+    run.add_argument("--budget", type=_INT64, required=True, help="evaluations per run (at most 2**63 - 1)")
     run.add_argument("--store", default="runs.db", help="SQLite store (default runs.db)")
     run.add_argument("--experiment", default="run", help="experiment name in the store (default 'run')")
     run.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
@@ -473,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
         "shell pattern; repeat for several (default: every problem)",
     )
     rpr.add_argument(
-        "--runs", type=int, metavar="N",
+        "--runs", type=_INT64, metavar="N",
         help="run only the first N seeds of each spec (the report states the runs it used); "
         "runs go seed by seed in any case, so an interrupted call leaves whole seeds",
     )

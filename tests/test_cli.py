@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -475,3 +476,198 @@ def test_bad_plugin_is_one_line(tmp_path, capsys, value, match):
                           "--budget", "3", "--store", str(tmp_path / "x.db"))
     _assert_usage_error(code, err, match)
     assert not (tmp_path / "x.db").exists()
+
+
+# ---------------------------------------------------------------------------- file problems: one line, exit 2 (issue 17)
+def _assert_one_line_error(code, err, match):
+    """Exit code 2 and exactly one line on stderr (progress or tracebacks would add lines)."""
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("hdbo: error: "), err
+    assert match in err, err
+
+
+def _state(path: Path):
+    """Bytes and mtime of a file, the listing of a folder, or None: what must not change."""
+    if path.is_dir():
+        return sorted(p.name for p in path.iterdir())
+    return (path.read_bytes(), path.stat().st_mtime_ns) if path.exists() else None
+
+
+def _bad_store(tmp_path: Path, case: str):
+    sys.path.insert(0, str(TOY_DIR))
+    try:
+        from test_store import bad_store
+    finally:
+        sys.path.remove(str(TOY_DIR))
+    return bad_store(tmp_path, case)
+
+
+def _store_argv(command: str, tmp_path: Path, store: Path) -> list[str]:
+    if command == "run":
+        return ["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3",
+                "--store", str(store), "--no-progress"]
+    if command == "reproduce":
+        root = _specs(tmp_path)
+        return ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(store),
+                "--report", str(tmp_path / "out" / "r.md"), "--no-progress"]
+    return ["report", "--store", str(store), "--out", str(tmp_path / "out" / "r.md")]
+
+
+STORE_CASES = ["a folder", "under a file", "text file", "random bytes", "foreign runs table", "foreign runs columns",
+               "newer schema"]
+
+
+@pytest.mark.parametrize("case", STORE_CASES)
+@pytest.mark.parametrize("command", ["run", "reproduce", "report"])
+def test_unusable_store_is_one_line_and_left_untouched(tmp_path, capsys, command, case):
+    path, watched, match = _bad_store(tmp_path, case)
+    if command == "report" and case == "under a file":
+        match = "does not exist"  # report never creates a store
+    argv = _store_argv(command, tmp_path, path)
+    before = _state(watched)
+    code, out, err = _run(capsys, *argv)
+    _assert_one_line_error(code, err, match)
+    assert _state(watched) == before
+    assert not (tmp_path / "out").exists() and not Path(str(path) + "-wal").exists()
+
+
+def _unwritable_folder(tmp_path: Path) -> Path:
+    sys.path.insert(0, str(TOY_DIR))
+    try:
+        from test_store import unwritable_folder
+    finally:
+        sys.path.remove(str(TOY_DIR))
+    return unwritable_folder(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+def test_store_in_an_unwritable_folder_is_one_line(tmp_path, capsys, command):
+    folder = _unwritable_folder(tmp_path)
+    try:
+        before = _state(folder) if folder != Path("/proc") else None
+        code, out, err = _run(capsys, *_store_argv(command, tmp_path, folder / "runs" / "s.db"))
+        _assert_one_line_error(code, err, "cannot be created")
+        assert not (folder / "runs").exists() and not (tmp_path / "out").exists()
+        if before is not None:
+            assert _state(folder) == before
+    finally:
+        if folder != Path("/proc"):
+            folder.chmod(0o700)
+
+
+def _store_with_runs(tmp_path: Path) -> Path:
+    db = tmp_path / "good.db"
+    assert main(["run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random", "--budget", "3",
+                 "--store", str(db), "--no-progress"]) == 0
+    time.sleep(0.01)
+    return db
+
+
+@pytest.mark.parametrize("case", ["a folder", "under a file", "unwritable folder"])
+def test_report_out_that_cannot_be_written_is_one_line(tmp_path, capsys, case):
+    db = _store_with_runs(tmp_path)
+    capsys.readouterr()
+    folder = None
+    if case == "a folder":
+        out = tmp_path / "docs"
+        out.mkdir()
+        match = "is a folder"
+    elif case == "under a file":
+        (tmp_path / "docs").write_text("a file")
+        out = tmp_path / "docs" / "reports" / "r.md"
+        match = "is a file, not a folder"
+    else:
+        folder = _unwritable_folder(tmp_path)
+        out = folder / "r.md"
+        match = "cannot be written"
+    watched = [db, tmp_path / "docs"] + ([folder] if folder is not None and folder != Path("/proc") else [])
+    before = [_state(p) for p in watched]
+    try:
+        code, _, err = _run(capsys, "report", "--store", str(db), "--out", str(out))
+        _assert_one_line_error(code, err, f"--out '{out}' ")
+        assert match in err
+        assert [_state(p) for p in watched] == before and not out.is_file()
+        # reproduce checks its --report the same way, before running anything
+        code, _, err = _run(capsys, "reproduce", "toy", *TOY, "--specs-dir", str(_specs(tmp_path)), "--store",
+                            str(tmp_path / "new.db"), "--report", str(out), "--no-progress")
+        _assert_one_line_error(code, err, "--report")
+        assert not (tmp_path / "new.db").exists() and [_state(p) for p in watched] == before
+    finally:
+        if folder is not None and folder != Path("/proc"):
+            folder.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    "option, value, match",
+    [("--budget", "99999999999999999999", "argument --budget: must be at most 9223372036854775807 (2**63 - 1"),
+     ("--budget", "9223372036854775808", "argument --budget: must be at most 9223372036854775807"),
+     ("--seed", "99999999999999999999", "argument --seed: must be at most 9223372036854775807"),
+     ("--dim", "99999999999999999999", "argument --dim: must be at most 9223372036854775807"),
+     ("--seeds", "10000000000", "argument --seeds: must be at most 1000000"),
+     pytest.param("--budget", "1" * 5000, "argument --budget: invalid int value", id="5000-digit budget")],
+)
+def test_integers_beyond_the_store_are_refused_at_parse_time(tmp_path, capsys, option, value, match):
+    argv = ["run", *TOY, "--problem", QUAD, "--method", "random", "--store", str(tmp_path / "x.db"), "--no-progress"]
+    argv += [] if option == "--budget" else ["--budget", "3"]
+    code, _, err = _run(capsys, *argv, option, value)
+    _assert_one_line_error(code, err, match)
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_a_budget_at_the_limit_is_refused_for_memory_not_by_sqlite(tmp_path, capsys):
+    code, _, err = _run(capsys, "run", *TOY, "--problem", QUAD, "--dim", "3", "--method", "random",
+                        "--budget", str(2**63 - 1), "--store", str(tmp_path / "x.db"), "--no-progress")
+    _assert_one_line_error(code, err, "not enough memory: a run of random on toy-quadratic with dim=3 and budget="
+                                      "9223372036854775807 needs at least")
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.parametrize("method", ["random", "gp-ucb"])
+def test_huge_dim_is_refused_with_an_estimate_before_allocating(tmp_path, capsys, monkeypatch, method):
+    import tracemalloc
+
+    from hdbo.experiments import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 16 * 2**30)  # a 16 GB machine
+    tracemalloc.start()
+    try:
+        code, _, err = _run(capsys, "run", "--problem", "branin", "--dim", "1000000000", "--method", method,
+                            "--budget", "60", "--store", str(tmp_path / "x.db"), "--no-progress")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    _assert_one_line_error(code, err, f"not enough memory: a run of {method} on branin with dim=1000000000 and "
+                                      "budget=60 needs at least")
+    assert "box 14.9 GB, history 447.0 GB" in err and "but 16.0 GB is available" in err
+    assert ("acquisition 72.8 TB" in err) == (method == "gp-ucb")
+    assert peak < 50 * 2**20  # refused before the 16 GB box was allocated
+    assert not (tmp_path / "x.db").exists()
+    # the same run in 1000 dimensions fits and runs
+    code, _, err = _run(capsys, "run", "--problem", "branin", "--dim", "1000", "--method", "random",
+                        "--budget", "5", "--store", str(tmp_path / "x.db"), "--no-progress")
+    assert code == 0, err
+
+
+def test_workers_multiply_the_memory_estimate(tmp_path, capsys, monkeypatch):
+    from hdbo.experiments import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 2 * 2**30)
+    argv = ["run", "--problem", "ackley", "--dim", "1000000", "--method", "random", "--budget", "100",
+            "--seeds", "4", "--store", str(tmp_path / "x.db"), "--no-progress"]  # 763 MB per run
+    code, _, err = _run(capsys, *argv, "--workers", "4")
+    _assert_one_line_error(code, err, "4 runs at once x that plus 50.0 MB per process is 3.2 GB, but 2.0 GB")
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_reproduce_checks_memory_before_running(tmp_path, capsys, monkeypatch):
+    from hdbo.experiments import resources
+
+    monkeypatch.setattr(resources, "available_memory", lambda: 16 * 2**30)
+    root = tmp_path / "specs"
+    root.mkdir()
+    (root / "big.toml").write_text('name = "big"\nbudget = 60\nseeds = 1\n[[problems]]\nname = "branin"\n'
+                                   'params = { dim = 1000000000 }\n[[methods]]\nname = "random"\n')
+    code, _, err = _run(capsys, "reproduce", "big", "--specs-dir", str(root), "--store", str(tmp_path / "b.db"),
+                        "--report", str(tmp_path / "b.md"), "--no-progress")
+    _assert_one_line_error(code, err, "not enough memory: a run of random on branin with dim=1000000000")
+    assert not (tmp_path / "b.db").exists()

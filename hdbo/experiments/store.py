@@ -46,7 +46,17 @@ touching the run.
 Schema versions
 ---------------
 1: first version. 2: the claim columns of ``runs``. Opening an older file migrates it in
-place (one transaction); a file of a newer version than this hdbo knows raises ``ValueError``.
+place (one transaction); a file of a newer version than this hdbo knows raises
+:class:`StoreError`.
+
+Files that are not stores
+-------------------------
+A store path is checked before anything is written: a folder, a path under a file, a
+folder the user cannot write in, a file that is not SQLite (read from its first 16 bytes), an
+SQLite file that is not an hdbo store (no ``meta`` schema version, or ``runs`` /
+``evaluations`` tables without hdbo's columns) and a store of a newer schema version raise
+:class:`StoreError` (a :class:`ValueError`) naming the path and the reason, and leave the
+file exactly as it was.
 """
 
 from __future__ import annotations
@@ -77,6 +87,7 @@ __all__ = [
     "RunOwner",
     "RunClaim",
     "ClaimLostError",
+    "StoreError",
     "Evaluation",
     "EvaluationArrays",
     "RunStore",
@@ -87,6 +98,9 @@ __all__ = [
 
 #: Version of the file layout written by this hdbo (see "Schema versions" above).
 SCHEMA_VERSION = 2
+#: Largest seed or budget a store holds (SQLite INTEGER: a signed 64-bit integer).
+MAX_INT64 = 2**63 - 1
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 RUN_STATUSES = ("pending", "running", "finished", "failed")
 #: A claim from another host whose heartbeat is older than this (seconds) is stale.
 STALE_AFTER_SECONDS = 15 * 60.0
@@ -148,6 +162,21 @@ _ADDED_COLUMNS: dict[int, list[tuple[str, str, str]]] = {
 
 class ClaimLostError(HDBOError, RuntimeError):
     """The run was taken over by another process (this process's claim was judged stale)."""
+
+
+class StoreError(HDBOError, ValueError):
+    """A path cannot be used as a store (the message names the path and why); nothing was written."""
+
+
+# Columns of version 1 (the claim columns came with version 2, see _ADDED_COLUMNS).
+_V1_COLUMNS: dict[str, frozenset[str]] = {
+    "runs": frozenset(
+        "id experiment problem problem_params problem_label method label method_params seed budget status "
+        "created_at started_at finished_at wall_seconds method_state noise_rng_state diagnostics error "
+        "hdbo_version".split()
+    ),
+    "evaluations": frozenset("run_id t x y f regret failed error ask_seconds eval_seconds".split()),
+}
 
 
 def canonical_json(obj: Any) -> str:
@@ -243,7 +272,8 @@ class RunConfig:
     TypeError
         A field of the wrong type (the message names it).
     ValueError
-        ``seed < 0`` or ``budget <= 0``.
+        ``seed < 0`` or ``budget <= 0``, or either above ``2**63 - 1`` (:data:`MAX_INT64`,
+        the largest integer SQLite stores).
 
     Examples
     --------
@@ -273,10 +303,10 @@ class RunConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"RunConfig.{name} must be an int, got {type(v).__name__}")
-        if self.seed < 0:
-            raise ValueError(f"RunConfig.seed must be >= 0, got {self.seed}")
-        if self.budget <= 0:
-            raise ValueError(f"RunConfig.budget must be > 0, got {self.budget}")
+        if not 0 <= self.seed <= MAX_INT64:
+            raise ValueError(f"RunConfig.seed must be >= 0 and <= 2**63 - 1 = {MAX_INT64}, got {self.seed}")
+        if not 0 < self.budget <= MAX_INT64:
+            raise ValueError(f"RunConfig.budget must be > 0 and <= 2**63 - 1 = {MAX_INT64}, got {self.budget}")
         for name in ("problem_params", "method_params"):
             if not isinstance(getattr(self, name), dict):
                 raise TypeError(f"RunConfig.{name} must be a dict, got {type(getattr(self, name)).__name__}")
@@ -431,6 +461,99 @@ class RunOwner:
 
     def __str__(self) -> str:
         return f"{self.host}:{self.pid}"
+
+
+def _prepare_store_file(path: str, *, create: bool) -> bool:
+    """Check a store path before SQLite opens it; create an empty file if needed.
+
+    Returns whether this call created the file (so that a failure later can remove it).
+    Raises FileNotFoundError (missing, ``create=False``) or StoreError; writes nothing into
+    an existing file.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise StoreError(f"store {path!r} is a folder; give the path of a store file (e.g. {str(p / 'runs.db')!r})")
+    if p.exists():
+        if not p.is_file():
+            raise StoreError(f"store {path!r} is not a regular file")
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise StoreError(f"store {path!r} cannot be read: {exc.strerror or exc}") from None
+        if head and head != _SQLITE_MAGIC:
+            raise StoreError(f"store {path!r} is not an SQLite database (hdbo stores are SQLite files); left untouched")
+        return False
+    if not create:
+        raise FileNotFoundError(f"store {path!r} does not exist")
+    for parent in [p.parent, *p.parent.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise StoreError(f"store {path!r} cannot be created: {str(parent)!r} is a file, not a folder")
+            break
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"store {path!r} cannot be created: folder {str(p.parent)!r} cannot be made ({exc.strerror or exc})"
+        ) from None
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:  # another process created it meanwhile
+        return False
+    except OSError as exc:
+        raise StoreError(
+            f"store {path!r} cannot be created in folder {str(p.parent)!r}: {exc.strerror or exc}"
+        ) from None
+    os.close(fd)
+    return True
+
+
+def _remove_new_file(path: str, created: bool) -> None:
+    """Remove a store file (and SQLite's side files) that this process created and could not set up."""
+    if not created:
+        return
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            os.remove(name)
+        except OSError:
+            pass
+
+
+def _check_layout(conn: sqlite3.Connection, path: str) -> int | None:
+    """The schema version of an open SQLite file (None for an empty one), reading only.
+
+    Raises StoreError for a file that is not an hdbo store or has a newer schema version.
+    """
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = {t for t in tables if not t.startswith("sqlite_")}
+    if not tables:
+        return None
+    what = f"store {path!r} is an SQLite database but not an hdbo store"
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in tables else None
+    if row is None:
+        raise StoreError(f"{what} (no schema version; its tables: {', '.join(sorted(tables))}); left untouched")
+    try:
+        version = int(row[0])
+    except (TypeError, ValueError):
+        raise StoreError(f"{what} (schema version {row[0]!r} is not a number); left untouched") from None
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"store {path!r} has schema version {version}, this hdbo reads up to {SCHEMA_VERSION} (it was "
+            f"written by a newer hdbo: upgrade hdbo to use it); left untouched"
+        )
+    if version < 1:
+        raise StoreError(f"{what} (schema version {version}); left untouched")
+    for table, columns in _V1_COLUMNS.items():
+        if table not in tables:
+            raise StoreError(f"{what} (no {table!r} table); left untouched")
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        needed = set(columns) | {col for v in range(2, version + 1) for t, col, _ in _ADDED_COLUMNS.get(v, []) if t == table}
+        missing = sorted(needed - have)
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            raise StoreError(f"{what} (its {table!r} table has no column {shown}); left untouched")
+    return version
 
 
 def _pid_alive(pid: int) -> bool:
@@ -604,8 +727,11 @@ class RunStore:
     ------
     FileNotFoundError
         ``create=False`` and the file does not exist.
-    ValueError
-        The file was written with a newer schema version than this hdbo understands.
+    StoreError
+        The path cannot be used as a store, and nothing was written: it is a folder, lies
+        under a file, cannot be created (folder not writable) or read; the file is not SQLite,
+        is an SQLite file that is not an hdbo store, or was written with a newer schema
+        version than this hdbo understands. A :class:`ValueError`.
 
     Notes
     -----
@@ -626,35 +752,35 @@ class RunStore:
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            p = Path(self.path)
-            if not p.exists():
-                if not create:
-                    raise FileNotFoundError(f"store {self.path!r} does not exist")
-                p.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
-        self._conn.row_factory = sqlite3.Row
-        self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
+        created = False if self.path == ":memory:" else _prepare_store_file(self.path, create=create)
         try:
+            self._conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            _remove_new_file(self.path, created)
+            raise StoreError(f"store {self.path!r} cannot be opened: {exc}") from None
+        try:
+            self._conn.row_factory = sqlite3.Row
+            self._conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            # Read-only look first: a foreign or newer file is refused before anything is written
+            # (even switching to WAL would rewrite its header).
+            _check_layout(self._conn, self.path)
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
             self._init_schema()
-        except BaseException:
+        except BaseException as exc:
             self._conn.close()
+            _remove_new_file(self.path, created)
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
+                raise StoreError(f"store {self.path!r} cannot be used: {exc}") from None
             raise
 
     # ------------------------------------------------------------------ plumbing
     def _init_schema(self) -> None:
         """Create the tables of a new file, or check the version of an existing one and migrate it."""
         with self._write() as c:
-            row = None
-            if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
-                row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and int(row["value"]) > SCHEMA_VERSION:
-                raise ValueError(
-                    f"store {self.path!r} has schema version {row['value']}, this hdbo reads up to {SCHEMA_VERSION}"
-                )
+            version = _check_layout(c, self.path)  # again, under the write lock
+            row = None if version is None else {"value": version}
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     c.execute(stmt)

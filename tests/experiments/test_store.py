@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -309,3 +311,125 @@ def test_newer_store_is_refused(tmp_path):
     con.close()
     with pytest.raises(ValueError, match=f"schema version {SCHEMA_VERSION + 1}, this hdbo reads up to"):
         RunStore(path)
+
+
+# ---------------------------------------------------------------------------- paths that are not stores (issue 17)
+def _state(path):
+    """Bytes and mtime of a file, or the listing of a folder: what must not change."""
+    if path.is_dir():
+        return sorted(p.name for p in path.iterdir())
+    return (path.read_bytes(), path.stat().st_mtime_ns) if path.exists() else None
+
+
+def _foreign_sqlite(path, *, with_meta: bool) -> None:
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE runs (name TEXT, started TEXT, speed REAL)")
+    con.execute("INSERT INTO runs VALUES ('morning', '06:00', 11.5)")
+    if with_meta:  # even with an hdbo-like version row, the columns give it away
+        con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        con.execute("INSERT INTO meta VALUES ('schema_version', '2')")
+    con.commit()
+    con.close()
+
+
+def _newer_store(path) -> None:
+    RunStore(path).close()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    con.commit()
+    con.close()
+
+
+BAD_STORES = {
+    "a folder": (lambda p: p.mkdir(), "is a folder"),
+    "under a file": (lambda p: None, "is a file, not a folder"),
+    "text file": (lambda p: p.write_text("name,score\nada,3\n"), "is not an SQLite database"),
+    "random bytes": (lambda p: p.write_bytes(np.random.default_rng(0).bytes(4096)), "is not an SQLite database"),
+    "foreign runs table": (lambda p: _foreign_sqlite(p, with_meta=False), "not an hdbo store (no schema version"),
+    "foreign runs columns": (lambda p: _foreign_sqlite(p, with_meta=True), "its 'runs' table has no column"),
+    "newer schema": (_newer_store, f"has schema version {SCHEMA_VERSION + 1}, this hdbo reads up to"),
+}
+
+
+def bad_store(tmp_path, case):
+    """The path of a store of kind ``case``, and the path whose state must not change."""
+    make, match = BAD_STORES[case]
+    if case == "under a file":
+        (tmp_path / "notes.txt").write_text("a file, not a folder")
+        return tmp_path / "notes.txt" / "sub" / "runs.db", tmp_path / "notes.txt", match
+    path = tmp_path / "runs.db"
+    make(path)
+    time.sleep(0.01)  # an mtime written now would differ from the one recorded
+    return path, path, match
+
+
+@pytest.mark.parametrize("case", sorted(BAD_STORES))
+@pytest.mark.parametrize("create", [True, False])
+def test_paths_that_are_not_stores_are_refused_untouched(tmp_path, case, create):
+    from hdbo.experiments.store import StoreError
+
+    path, watched, match = bad_store(tmp_path, case)
+    before, listing = _state(watched), sorted(p.name for p in tmp_path.iterdir())
+    if case == "under a file" and not create:
+        with pytest.raises(FileNotFoundError, match="does not exist"):
+            RunStore(path, create=create)
+    else:
+        with pytest.raises(StoreError, match=re.escape(match)) as info:
+            RunStore(path, create=create)
+        assert isinstance(info.value, ValueError) and str(path) in str(info.value)
+    assert _state(watched) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == listing  # no -wal, -shm or -journal left
+
+
+def unwritable_folder(tmp_path):
+    """A folder this process cannot create files in, also when it runs as root.
+
+    Permission bits (0o500) stop other users; root ignores them, and then /proc is used, where
+    nobody can create files. Fails (not skips) when neither works.
+    """
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        (locked / "probe").write_text("x")
+    except PermissionError:
+        return locked
+    (locked / "probe").unlink()
+    locked.chmod(0o700)
+    try:
+        (Path("/proc") / "hdbo-probe").write_text("x")
+    except OSError:
+        return Path("/proc")
+    pytest.fail("found no folder this process cannot write in")
+
+
+def test_store_in_an_unwritable_folder_is_refused(tmp_path):
+    from hdbo.experiments.store import StoreError
+
+    folder = unwritable_folder(tmp_path)
+    before = sorted(p.name for p in folder.iterdir()) if folder != Path("/proc") else None
+    for path in (folder / "runs.db", folder / "sub" / "runs.db"):
+        with pytest.raises(StoreError, match=re.escape(f"store '{path}' cannot be created")):
+            RunStore(path)
+        assert not path.exists()
+    if before is not None:
+        assert sorted(p.name for p in folder.iterdir()) == before
+        folder.chmod(0o700)
+
+
+def test_an_empty_file_becomes_a_store(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch()
+    with RunStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+
+
+def test_seed_and_budget_fit_in_a_store_integer():
+    big = 2**63
+    with pytest.raises(ValueError, match=r"RunConfig.budget must be > 0 and <= 2\*\*63 - 1 = 9223372036854775807"):
+        make_config(budget=big)
+    with pytest.raises(ValueError, match=r"RunConfig.seed must be >= 0 and <= 2\*\*63 - 1"):
+        make_config(seed=big)
+    with RunStore(":memory:") as store:  # the largest values do round-trip
+        rec = store.get_or_create_run(make_config(seed=big - 1, budget=big - 1))
+        assert (rec.config.seed, rec.config.budget) == (big - 1, big - 1)
