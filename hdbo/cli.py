@@ -286,7 +286,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .experiments.plugins import check_registry_name
+    from .experiments.plugins import PLUGIN_HELP, check_registry_name
     from .experiments.runner import build_method, build_problem, run_many
     from .experiments.store import RunConfig
     from .methods import available_methods
@@ -312,7 +312,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     known = available_methods()
     for m in args.method:
         if m not in known:
-            raise UsageError(f"unknown method {m!r}; available methods: {', '.join(known)}")
+            raise UsageError(f"unknown method {m!r}; available methods: {', '.join(known)} ({PLUGIN_HELP})")
     method_params = parse_key_values(args.param, option="--param")
     for reserved in ("seed", "budget", "structure", "bounds"):
         if reserved in method_params:

@@ -439,6 +439,9 @@ def test_plugin_registers_a_problem_that_runs_with_two_workers(tmp_path, capsys,
     code, out, err = _run(capsys, *argv)
     _assert_usage_error(code, err, f"unknown problem '{problem}'")
     assert "--plugin MODULE" in err
+    code, out, err = _run(capsys, *argv[:6], "my-method", *argv[7:])
+    _assert_usage_error(code, err, "unknown method 'my-method'; available methods: ")
+    assert "hdbo.methods.register" in err and "--plugin MODULE" in err
     code, out, err = _run(capsys, "list", "problems", "--plugin", plugin)
     assert code == 0 and problem in out.split()
     code, out, err = _run(capsys, *argv, "--plugin", plugin)
