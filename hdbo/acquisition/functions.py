@@ -10,6 +10,16 @@ The acquisition objects are vectorized: ``acq(X)`` evaluates a batch, and
 ``acq.value_and_grad(X)`` adds the analytic input gradient obtained by the chain rule through
 the posterior mean and standard deviation. They are exactly the callables the maximizers in
 :mod:`hdbo.acquisition.maximizers` expect.
+
+Units. On a :class:`~hdbo.gp.GaussianProcess` the acquisitions are computed on its
+standardized posterior, the posterior of ``(f - y_shift_) / y_scale_``
+(:meth:`~hdbo.gp.GaussianProcess.predict` with ``standardized=True``): UCB values are
+``(mean + sqrt(beta) std - y_shift_) / y_scale_``, EI values are divided by ``y_scale_``, PI is
+unchanged, ``best`` is given in raw units and ``xi`` in units of ``y_scale_``. The maximizer of
+each is the same as in raw units; what changes is that the values, and so the tolerances of the
+maximizers (DIRECT's ``eps |f_min|``, L-BFGS-B's ``ftol`` and ``pgtol``), no longer depend on the
+objective's units: a GP method proposes the same points for ``f``, ``1e-12 f`` and ``f + 1e12``.
+Any other model is used in its own units.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, ndtr
 
 from .._validation import check_real
+from ..gp import GaussianProcess
 
 __all__ = ["Acquisition", "UCB", "EI", "PI", "acquisition_from_name", "ACQUISITIONS"]
 
@@ -63,6 +74,8 @@ class Acquisition(ABC):
                 f"model must have a predict(X, return_grad=...) method, got {type(model).__name__}"
             )
         self.model = model
+        # a GP is used in its standardized units (module docstring)
+        self._standardized = isinstance(model, GaussianProcess)
 
     # ------------------------------------------------------------------ public interface
     def __call__(self, X: ArrayLike) -> Array:
@@ -84,12 +97,13 @@ class Acquisition(ABC):
             If X has more than two dimensions.
         """
         X = self._as_points(X)
+        units = {"standardized": True} if self._standardized else {}
         # A fitted GaussianProcess gives the same values with less per-call overhead.
         fast, X_train = getattr(self.model, "posterior_fn", None), getattr(self.model, "X_", None)
         if fast is not None and X_train is not None and X.shape[1] == X_train.shape[1]:
-            mean, std = fast()(X)
+            mean, std = fast(**units)(X)
         else:
-            mean, std = self.model.predict(X, return_grad=False)
+            mean, std = self.model.predict(X, return_grad=False, **units)
         mean, std = self._moments(mean, std, X.shape[0])
         return self._from_moments(mean, std)[0]
 
@@ -114,7 +128,8 @@ class Acquisition(ABC):
         """
         X = self._as_points(X)
         n, d = X.shape
-        mean, std, dmean, dstd = self.model.predict(X, return_grad=True)
+        units = {"standardized": True} if self._standardized else {}
+        mean, std, dmean, dstd = self.model.predict(X, return_grad=True, **units)
         mean, std = self._moments(mean, std, n)
         dmean = np.asarray(dmean, dtype=float).reshape(n, d)
         dstd = np.asarray(dstd, dtype=float).reshape(n, d)
@@ -149,6 +164,8 @@ class Acquisition(ABC):
 
 class UCB(Acquisition):
     """Upper confidence bound ``mean(x) + sqrt(beta) * std(x)`` (GP-UCB).
+
+    On a :class:`~hdbo.gp.GaussianProcess`, in its standardized units (module docstring).
 
     Parameters
     ----------
@@ -195,13 +212,19 @@ class _Improvement(Acquisition):
         self.best = check_real(best, "best")
         self.xi = check_real(xi, "xi", low=0)
 
+    def _best_in_model_units(self) -> float:
+        """``best`` in the units of the moments: ``(best - y_shift_) / y_scale_`` on a GP."""
+        if not self._standardized:
+            return self.best
+        return float(self.model.transform_outputs([self.best])[0])
+
     def _z(self, mean: Array, std: Array) -> tuple[Array, Array]:
         """Improvement ``mean - best - xi`` and ``z = improvement / std``.
 
         Where ``std == 0`` the score is ``+inf``/``-inf`` by the sign of the improvement (0 for
         none), which makes the normal cdf an indicator and the density 0: the noise-free limits.
         """
-        imp = mean - self.best - self.xi
+        imp = mean - self._best_in_model_units() - self.xi
         with np.errstate(divide="ignore", invalid="ignore"):
             z = imp / std
         return imp, np.nan_to_num(z, nan=0.0, posinf=np.inf, neginf=-np.inf)
@@ -218,9 +241,12 @@ class EI(_Improvement):
     model : object
         Posterior with ``predict(X, return_grad=...)``.
     best : float
-        Incumbent value (usually the best observation or best posterior mean so far).
+        Incumbent value (usually the best observation or best posterior mean so far), in the
+        objective's units.
     xi : float, default 0.0
-        Non-negative margin that favours exploration.
+        Non-negative margin that favours exploration; on a :class:`~hdbo.gp.GaussianProcess`
+        in units of its ``y_scale_`` (the outputs' standard deviation), else in the
+        objective's units.
 
     Raises
     ------
@@ -262,9 +288,9 @@ class PI(_Improvement):
     model : object
         Posterior with ``predict(X, return_grad=...)``.
     best : float
-        Incumbent value.
+        Incumbent value, in the objective's units.
     xi : float, default 0.0
-        Non-negative margin.
+        Non-negative margin (units as for :class:`EI`).
 
     Raises
     ------

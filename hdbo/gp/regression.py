@@ -7,12 +7,20 @@ Model: ``y = m + scale * g(x) + noise`` where the outputs are first transformed 
 :meth:`GaussianProcess.fit` and frozen by :meth:`GaussianProcess.update`, so an update equals a
 refit with the same hyperparameters and transform.
 
+Units. With ``mean="constant"`` and ``standardize=True`` (the defaults) the model does not depend
+on the units of the outputs: fitting ``a y + b`` (``a != 0``) gives the hyperparameters and
+standardized posterior of fitting ``y``, and raw predictions follow the affine map, up to
+round-off (``y + 1e12`` keeps only the bits of ``y`` above the spacing of floats near 1e12).
+Every noise, variance and jitter bound is in transformed units; the transform itself is
+computed without overflow for any finite outputs.
+
 Cost: ``fit`` factorizes once (O(t^3)); ``update`` appends one row to the Cholesky factor in
 O(t^2); ``predict`` on n query points costs O(n t d + n t^2) and is vectorized.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
@@ -33,6 +41,9 @@ Array = NDArray[np.float64]
 _LOG_2PI = float(np.log(2.0 * np.pi))
 # Relative jitter levels (times the mean of diag K) tried in turn when a factorization fails.
 _JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+# Outputs whose standard deviation is at most this many ulps of their largest magnitude are
+# constant up to round-off (the sample mean alone is off by a few ulps).
+_CONSTANT_ULPS = 32.0
 
 
 def _cholesky(K: Array) -> Array | None:
@@ -120,7 +131,7 @@ class GaussianProcess:
         self.n_restarts = check_int(n_restarts, "n_restarts", low=0)
         self.X_: Array | None = None
         # posterior_fn closures of the current factorization, keyed by group (None: whole f)
-        self._fast: dict[int | None, Callable[[Array], tuple[Array, Array]]] = {}
+        self._fast: dict[tuple[int | None, bool], Callable[[Array], tuple[Array, Array]]] = {}
         self._fast_L: Array | None = None
 
     # ================================================================== hyperparameters
@@ -155,20 +166,65 @@ class GaussianProcess:
 
         The GP models ``(y - shift) / scale``: shift is the sample mean with
         ``mean="constant"`` (else 0), scale the sample standard deviation with
-        ``standardize=True`` (else 1, and 1 when the outputs are constant).
+        ``standardize=True`` (else 1). Outputs that are constant up to round-off (standard
+        deviation at most 32 ulps of ``max |y|``) get the scale ``max |y|`` (1 if all are
+        0), so the transform is relative to the outputs' magnitude at every scale: there is
+        no absolute threshold.
+
+        Both are computed on ``y / 2**e`` (``2**e <= max |y| < 2**(e + 1)``) and scaled back:
+        a power of two scales exactly, so the result equals the direct computation wherever
+        that does not overflow, and it is finite for any finite outputs (the squares in
+        ``np.std`` overflow from magnitudes of about 1e154).
 
         Parameters
         ----------
         y : array_like of shape (t,)
+            Finite outputs.
 
         Returns
         -------
         tuple of float
         """
         y = np.asarray(y, dtype=float).reshape(-1)
-        shift = float(np.mean(y)) if (self.mean == "constant" and y.size) else 0.0
-        scale = float(np.std(y)) if (self.standardize and y.size > 1) else 1.0
-        return shift, (scale if scale > 1e-12 * max(1.0, abs(shift)) else 1.0)
+        top = float(np.max(np.abs(y))) if y.size else 0.0
+        if top == 0.0:
+            return 0.0, 1.0
+        p = math.ldexp(1.0, math.frexp(top)[1] - 1)  # power of two <= top, so |y / p| < 2
+        u = y / p
+        shift = float(np.mean(u)) * p if self.mean == "constant" else 0.0
+        if not self.standardize:
+            return shift, 1.0
+        spread = float(np.std(u)) if y.size > 1 else 0.0
+        if spread <= _CONSTANT_ULPS * np.finfo(float).eps * (top / p):
+            return shift, top
+        return shift, spread * p
+
+    def transform_outputs(self, y: ArrayLike) -> Array:
+        """Raw outputs in the GP's transformed units, ``(y - y_shift_) / y_scale_``.
+
+        Computed without overflow: where ``y - y_shift_`` would exceed the largest float, both
+        terms and the scale are halved first (exactly).
+
+        Parameters
+        ----------
+        y : array_like of shape (n,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        """
+        self._check_fitted()
+        y = np.asarray(y, dtype=float).reshape(-1)
+        with np.errstate(over="ignore"):
+            d = y - self.y_shift_
+        if np.all(np.isfinite(d)):
+            return d / self.y_scale_
+        return (0.5 * y - 0.5 * self.y_shift_) / (0.5 * self.y_scale_)
 
     def _set_transform(self, y: Array) -> None:
         self.y_shift_, self.y_scale_ = self.output_transform(y)
@@ -245,7 +301,7 @@ class GaussianProcess:
         self.X_ = X.copy()
         self.y_ = y.copy()
         self._set_transform(y)
-        self._z = (y - self.y_shift_) / self.y_scale_
+        self._z = self.transform_outputs(y)
         if optimize and y.size >= 2:
             self.optimize_hyperparameters(rng=rng)
         self.refactorize()
@@ -313,7 +369,7 @@ class GaussianProcess:
         if x.shape[1] != self.X_.shape[1]:  # type: ignore[union-attr]
             raise ValueError(f"x must have {self.X_.shape[1]} entries, got {x.shape[1]}")  # type: ignore[union-attr]
         t = self.n_train
-        z = (y - self.y_shift_) / self.y_scale_
+        z = float(self.transform_outputs(np.array([y]))[0])
         k = self.kernel(self.X_, x)[:, 0]
         kss = float(self.kernel.diag(x)[0]) + self.noise_variance + self.jitter_
         self.X_ = np.vstack([self.X_, x])
@@ -355,7 +411,7 @@ class GaussianProcess:
         dstd[var <= 1e-300] = 0.0
         return mean, std, dmean, dstd
 
-    def predict(self, Xq: ArrayLike, *, return_grad: bool = False) -> tuple[Array, ...]:
+    def predict(self, Xq: ArrayLike, *, return_grad: bool = False, standardized: bool = False) -> tuple[Array, ...]:
         """Posterior mean and standard deviation of the latent function (no noise).
 
         Parameters
@@ -363,11 +419,15 @@ class GaussianProcess:
         Xq : array_like of shape (n, d)
         return_grad : bool, default False
             Also return the input gradients.
+        standardized : bool, default False
+            Return the posterior of the transformed function ``(f - y_shift_) / y_scale_``
+            (the GP's own units, free of the outputs' units) instead of ``f``'s.
 
         Returns
         -------
         mean, std : ndarray of shape (n,)
-            In raw output units. Before any training point (t = 0) they are the prior's.
+            In raw output units (transformed units with ``standardized=True``). Before any
+            training point (t = 0) they are the prior's.
         dmean, dstd : ndarray of shape (n, d)
             Gradients with respect to the rows of Xq; only with ``return_grad=True``.
 
@@ -383,8 +443,9 @@ class GaussianProcess:
         if Xq.shape[1] != self.X_.shape[1]:  # type: ignore[union-attr]
             raise ValueError(f"Xq must have {self.X_.shape[1]} columns, got shape {Xq.shape}")  # type: ignore[union-attr]
         kdiag = self.kernel.diag(Xq)
+        shift, s = (0.0, 1.0) if standardized else (self.y_shift_, self.y_scale_)
         if self.n_train == 0:
-            out = [np.full(Xq.shape[0], self.y_shift_), np.sqrt(kdiag) * self.y_scale_]
+            out = [np.full(Xq.shape[0], shift), np.sqrt(kdiag) * s]
             if return_grad:
                 out += [np.zeros_like(Xq), np.zeros_like(Xq)]
             return tuple(out)
@@ -392,11 +453,13 @@ class GaussianProcess:
         res = self._transformed_moments(
             Kq, kdiag, return_grad, Xq, lambda W: self.kernel.grad_x(Xq, self.X_, W)
         )
-        s = self.y_scale_
-        out = [res[0] * s + self.y_shift_, res[1] * s] + [g * s for g in res[2:]]
+        if standardized:
+            return tuple(res)
+        out = [res[0] * s + shift, res[1] * s] + [g * s for g in res[2:]]
         return tuple(out)
 
-    def posterior_fn(self, group: int | None = None) -> Callable[[Array], tuple[Array, Array]]:
+    def posterior_fn(self, group: int | None = None, *, standardized: bool = False
+                     ) -> Callable[[Array], tuple[Array, Array]]:
         """A fast ``Zq -> (mean, std)`` for many predictions with the same data.
 
         Equal to ``predict(Zq)`` (``group=None``) or ``predict_group(group, Zq)`` without
@@ -416,12 +479,15 @@ class GaussianProcess:
             Group index of an :class:`~hdbo.gp.Additive` kernel: the function then takes
             points in that group's coordinates and returns ``f_j``'s posterior (without
             ``y_shift_``, like :meth:`predict_group`).
+        standardized : bool, default False
+            Moments in the GP's transformed units, as :meth:`predict` with
+            ``standardized=True`` (for a group: divided by ``y_scale_``).
 
         Returns
         -------
         callable
             Maps a float ndarray Zq of shape (n, d) (or (n, d_j)) to ``(mean, std)``, each
-            of shape (n,), in raw output units.
+            of shape (n,), in raw output units (or transformed units).
 
         Raises
         ------
@@ -433,23 +499,26 @@ class GaussianProcess:
         self._check_fitted()
         if self._fast_L is not self.L_:
             self._fast, self._fast_L = {}, self.L_
-        fn = self._fast.get(group)
+        key = (group, bool(standardized))
+        fn = self._fast.get(key)
         if fn is None:
-            fn = self._fast[group] = self._build_posterior_fn(group)
+            fn = self._fast[key] = self._build_posterior_fn(group, bool(standardized))
         return fn
 
-    def _build_posterior_fn(self, group: int | None) -> Callable[[Array], tuple[Array, Array]]:
+    def _build_posterior_fn(self, group: int | None, standardized: bool) -> Callable[[Array], tuple[Array, Array]]:
         if group is None:
             kern, X, shift = self.kernel, self.X_, self.y_shift_
         else:
             additive = self._additive()
             kern, X, shift = additive.group_kernel(group), self.X_[:, additive.groups[group]], 0.0  # type: ignore[index]
         scale = self.y_scale_
+        if standardized:
+            shift, scale = 0.0, 1.0
         diag = kern.diag
         if self.n_train == 0:
             return lambda Zq: (np.full(Zq.shape[0], shift), np.sqrt(diag(Zq)) * scale)
         cross = kern.cross_fn(X)
-        alpha = self.alpha_ * scale
+        alpha = self.alpha_ * scale if scale != 1.0 else self.alpha_
         L = self.L_
         LT = L.T  # Fortran-ordered view: BLAS solves with it without copying L
 
@@ -470,7 +539,8 @@ class GaussianProcess:
             raise TypeError(f"per-group posteriors need an Additive kernel, got {type(self.kernel).__name__}")
         return self.kernel
 
-    def predict_group(self, j: int, Zq: ArrayLike, *, return_grad: bool = False) -> tuple[Array, ...]:
+    def predict_group(self, j: int, Zq: ArrayLike, *, return_grad: bool = False,
+                      standardized: bool = False) -> tuple[Array, ...]:
         """Posterior of group j's component ``f_j`` at points given in that group's coordinates.
 
         Implements eq. (5) of Kandasamy et al. (2015): ``mu_j = k_j(z, X_j) Delta^{-1} y`` and
@@ -486,12 +556,14 @@ class GaussianProcess:
             Points in group j's coordinates (``d_j`` = size of group j).
         return_grad : bool, default False
             Also return the gradients with respect to the rows of Zq.
+        standardized : bool, default False
+            Return the moments of ``f_j / y_scale_`` (the GP's transformed units) instead.
 
         Returns
         -------
         mean, std : ndarray of shape (n,)
             Posterior mean (without ``y_shift_``) and standard deviation of ``f_j``, in raw
-            output units.
+            output units (transformed units with ``standardized=True``).
         dmean, dstd : ndarray of shape (n, d_j)
             Only with ``return_grad=True``.
 
@@ -512,7 +584,7 @@ class GaussianProcess:
             raise ValueError(f"Zq must have {g.size} columns for group {j}, got shape {Zq.shape}")
         Xj = self.X_[:, g]  # type: ignore[index]
         res = self._transformed_moments(kj(Zq, Xj), kj.diag(Zq), return_grad, Zq, lambda W: kj.grad_x(Zq, Xj, W))
-        return tuple(r * self.y_scale_ for r in res)
+        return tuple(res) if standardized else tuple(r * self.y_scale_ for r in res)
 
     def predict_groups(self, Xq: ArrayLike) -> tuple[Array, Array]:
         """Posterior means and standard deviations of every group's component at full points.
@@ -741,7 +813,7 @@ class GaussianProcess:
         self.noise_variance = float(state["noise_variance"])
         self.y_shift_, self.y_scale_ = float(state["y_shift"]), float(state["y_scale"])
         self.X_, self.y_ = X[:n_full].copy(), y[:n_full].copy()
-        self._z = (self.y_ - self.y_shift_) / self.y_scale_
+        self._z = self.transform_outputs(self.y_)
         self.L_, self.jitter_ = self._factor(self.X_, start=float(state["jitter"]))
         self.n_full_ = n_full
         self._refresh_alpha()

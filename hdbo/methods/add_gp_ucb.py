@@ -279,14 +279,16 @@ class AddGPUCB(GPMethod):
         u = self.rng.random(self.dim)  # coordinates in no group have no effect on the model
         acqs, grads = [], []
         for j in range(len(self.groups_)):
-            post = gp.posterior_fn(j)  # one factorization for all groups; no refactorization
+            # one factorization for all groups, no refactorization; in the GP's standardized
+            # units, like hdbo.acquisition.UCB, so the maximizers' tolerances are unit-free
+            post = gp.posterior_fn(j, standardized=True)
 
             def acq(Z: NDArray[np.float64], post: Any = post) -> NDArray[np.float64]:
                 mu, sd = post(Z)
                 return mu + root_beta * sd
 
             def acq_grad(Z: NDArray[np.float64], j: int = j) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-                mu, sd, dmu, dsd = gp.predict_group(j, Z, return_grad=True)
+                mu, sd, dmu, dsd = gp.predict_group(j, Z, return_grad=True, standardized=True)
                 return mu + root_beta * sd, dmu + root_beta * dsd
 
             acqs.append(acq)

@@ -199,7 +199,8 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         Returns
         -------
         dict
-            ``acq_nfev``, ``acq_value``, ``fill_random`` (whether the dropped coordinates
+            ``acq_nfev``, ``acq_value`` (in the GP's standardized units, see
+            :mod:`hdbo.acquisition.functions`), ``fill_random`` (whether the dropped coordinates
             were drawn at random), ``dims`` (list), plus ``hyperparameters``.
         """
         return super().diagnostics()

@@ -70,7 +70,8 @@ class EmbeddingGPMethod(GPMethod):
     beta_params : dict, optional
         Schedule parameters.
     xi : float, default 0.0
-        EI's exploration margin.
+        EI's exploration margin, in units of the GP's output scale (the standard deviation of
+        the observed values).
     **kwargs
         :class:`~hdbo.methods.gp_based.GPMethod` options (``n_init``, ``acq_budget``,
         ``maximizer``, ``kernel``, ...).

@@ -1,7 +1,8 @@
 """GP-EI: expected improvement (Mockus 1978; Jones et al. 1998), the baseline of Kandasamy et al. (2015).
 
 Same model, schedule and acquisition maximizer as :mod:`hdbo.methods.gp_ucb`; the
-acquisition is ``E[max(f(x) - y_best - xi, 0)]`` with ``y_best`` the largest observed value.
+acquisition is ``E[max(f(x) - y_best - xi, 0)]`` with ``y_best`` the largest observed value,
+computed on the GP's standardized posterior (``xi`` in units of the outputs' standard deviation).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ class GPEI(GPMethod):
     fit_noise, n_restarts, maximizer, acq_budget
         As in :class:`~hdbo.methods.gp_based.GPMethod`.
     xi : float, default 0.0
-        Exploration margin added to the incumbent.
+        Exploration margin added to the incumbent, in units of the GP's output scale (the
+        standard deviation of the observed values), so it means the same for ``f`` and
+        ``1e-12 f``.
 
     Raises
     ------

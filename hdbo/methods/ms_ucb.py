@@ -374,7 +374,8 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         -------
         dict
             ``n_subspaces`` (``|Z_t|``), ``N_t``, ``screened_subspaces``, ``n_starts``,
-            ``acq_nfev`` (evaluations used, ``<= acq_budget``), ``acq_value``, ``beta``,
+            ``acq_nfev`` (evaluations used, ``<= acq_budget``), ``acq_value`` (in the GP's
+            standardized units, see :mod:`hdbo.acquisition.functions`), ``beta``,
             ``t``, plus ``hyperparameters`` (see :meth:`GPMethod.diagnostics`); empty
             before the first model-based query.
         """

@@ -235,7 +235,8 @@ def _fit_subset(method: Any, gp: GaussianProcess, X: Array, y: Array) -> None:
 
 # ---------------------------------------------------------------------- grid posterior cache
 class _GridPosterior:
-    """Posterior mean and std of a GP on a fixed set of points, extended in O(t n) per point.
+    """Standardized posterior mean and std of a GP on a fixed set of points, extended in O(t n)
+    per point (the moments of ``(f - y_shift_) / y_scale_``, as ``gp.predict(Z, standardized=True)``).
 
     Holds ``V = L^{-1} K(X, Z)`` (t x n). Rows for the points of the GP's last full
     factorization are computed by one triangular solve; later points append one row each,
@@ -267,7 +268,7 @@ class _GridPosterior:
         w = solve_triangular(gp.L_, gp._z, lower=True, check_finite=False)
         mean = self.V.T @ w
         var = np.maximum(gp.kernel.diag(self.Z) - np.einsum("ij,ij->j", self.V, self.V), 1e-300)
-        return gp.y_shift_ + gp.y_scale_ * mean, gp.y_scale_ * np.sqrt(var)
+        return mean, np.sqrt(var)
 
 
 # ---------------------------------------------------------------------- GP-UCB on a subspace
@@ -435,7 +436,7 @@ class SubspaceUCB(GPMethod):
         if self._grid is not None:
             if self._grid_cache is None:
                 self._grid_cache = _GridPosterior(self._grid)
-            mean, std = self._grid_cache.moments(gp)
+            mean, std = self._grid_cache.moments(gp)  # standardized: UCB as hdbo.acquisition.UCB
             z = self._grid[int(np.argmax(mean + math.sqrt(beta) * std))]
             self.last_acq_nfev_ = int(self._grid.shape[0])
         else:

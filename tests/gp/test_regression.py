@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -270,4 +271,79 @@ def test_output_transform_is_what_fit_applies(mean, standardize):
     assert (shift, scale) == (gp.y_shift_, gp.y_scale_)
     assert shift == (pytest.approx(y.mean()) if mean == "constant" else 0.0)
     assert scale == (pytest.approx(y.std()) if standardize else 1.0)
-    assert gp.output_transform(np.full(5, 7.0)) == ((7.0 if mean == "constant" else 0.0), 1.0)  # constant outputs
+    # constant outputs: the scale is their magnitude (1 for zeros, or without standardization)
+    assert gp.output_transform(np.full(5, 7.0)) == ((7.0 if mean == "constant" else 0.0), (7.0 if standardize else 1.0))
+    assert gp.output_transform(np.zeros(3)) == (0.0, 1.0)
+
+
+def _scale_free_data():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(25, 3))
+    y = np.sin(4 * X[:, 0]) + (X[:, 1] - 0.3) ** 2 - 0.5 * X[:, 2]
+    return X, y, rng.uniform(size=(40, 3))
+
+
+def _fitted(X, y):
+    gp = GaussianProcess(Matern(3, nu=2.5, ard=True), noise_bounds=(1e-8, 1.0), n_restarts=2)
+    return gp.fit(X, y, optimize=True, rng=np.random.default_rng(0))
+
+
+# f + 1e12 rounds the outputs to the spacing of floats near 1e12 (2**-13 ~ 1.2e-4), i.e. to
+# about 2e-4 of their standard deviation here: that case agrees to a few 1e-3, the others to
+# round-off (the fitted hyperparameters to L-BFGS-B's tolerance).
+@pytest.mark.parametrize(("a", "b", "tol"), [(1e-12, 0.0, 1e-6), (1e12, 0.0, 1e-6), (1.0, 1e12, 5e-3),
+                                            (-1e-12, 0.0, 1e-6), (3e-7, -2e-5, 1e-6)])
+def test_gp_is_scale_free(a, b, tol):
+    """Fitting a * y + b gives the hyperparameters and the standardized posterior of fitting y;
+    raw means and standard deviations follow the affine map (issue 17: 1e-12 * f was modelled
+    without standardization and optimized worse than random search)."""
+    X, y, Xq = _scale_free_data()
+    ref = _fitted(X, y)
+    gp = _fitted(X, a * y + b)
+    assert_allclose(gp.theta, ref.theta, atol=max(tol, 1e-4))  # to L-BFGS-B's tolerance
+    assert_allclose(gp.y_scale_, abs(a) * ref.y_scale_, rtol=tol)
+    m0, s0 = ref.predict(Xq)
+    m, s = gp.predict(Xq)
+    assert_allclose((m - b) / a, m0, rtol=0, atol=tol * ref.y_scale_)
+    assert_allclose(s / abs(a), s0, rtol=tol, atol=tol * ref.y_scale_)
+    for standardized in (gp.predict(Xq, standardized=True), gp.posterior_fn(standardized=True)(Xq)):
+        zm, zs = standardized
+        assert_allclose(np.sign(a) * zm, ref.predict(Xq, standardized=True)[0], atol=tol)
+        assert_allclose(zs, ref.predict(Xq, standardized=True)[1], atol=tol)
+    assert_allclose(gp.log_marginal_likelihood(), ref.log_marginal_likelihood(), rtol=tol)
+
+
+@pytest.mark.parametrize("magnitude", [1e155, 1e200, 1e300, 1e-300])
+def test_huge_and_tiny_outputs_standardize_without_overflow(magnitude):
+    """np.std of values of magnitude 1e155 and above overflows (their squares do): the transform
+    is computed on outputs divided by a power of two, so it is exact and finite."""
+    X, y, Xq = _scale_free_data()
+    ref = _fitted(X, y)
+    with warnings.catch_warnings(), np.errstate(over="raise", invalid="raise", divide="raise"):
+        warnings.simplefilter("error")
+        gp = _fitted(X, magnitude * y)
+        m, s = gp.predict(Xq)
+        gp.update(Xq[0], magnitude * 0.7)
+    assert np.all(np.isfinite(m)) and np.all(np.isfinite(s)) and np.all(s > 0)
+    assert_allclose(gp.y_scale_ / magnitude, ref.y_scale_, rtol=1e-12)
+    assert_allclose(m / magnitude, ref.predict(Xq)[0], rtol=0, atol=1e-6)
+    assert_allclose(gp.theta, ref.theta, atol=1e-4)  # L-BFGS-B's tolerance on outputs equal to round-off
+    # the largest finite floats, of both signs, still give a finite transform
+    shift, scale = gp.output_transform(np.array([1.7e308, -1.7e308, 1e308]))
+    assert np.isfinite(shift) and np.isfinite(scale) and scale > 1e308
+
+
+@pytest.mark.parametrize("value", [7.0, -3e-13, 1e250, 0.0])
+def test_constant_outputs_are_modelled_at_their_own_scale(value):
+    X, _, Xq = _scale_free_data()
+    gp = _fitted(X[:6], np.full(6, value))
+    assert gp.y_shift_ == value and gp.y_scale_ == (abs(value) or 1.0)
+    m, s = gp.predict(Xq)
+    assert_allclose(m, value, rtol=1e-12)
+    assert np.all(np.isfinite(s))
+    if value:
+        # a spread of a few ulps is round-off, not signal; a larger relative spread is standardized
+        near = value + np.spacing(value) * np.array([0.0, 1.0, -1.0, 0.0, 2.0, 0.0])
+        assert gp.output_transform(near)[1] == np.max(np.abs(near))
+        spread = value * (1.0 + 1e-13 * np.arange(6))
+        assert gp.output_transform(spread)[1] == pytest.approx(abs(value) * 1e-13 * np.std(np.arange(6)), rel=1e-2)

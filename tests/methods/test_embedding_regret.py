@@ -40,7 +40,10 @@ def test_hesbo_beats_random_search_at_30_evaluations():
 
 
 def test_sre_beats_random_search_with_d_equal_to_the_effective_dimension():
-    # measured: SRE d=2 m=2 -0.97 (per seed -3.3 0.2 -0.6 -0.7 -0.6 -0.8), random -0.33
-    seeds = range(6)
+    # measured on seeds 0-15: SRE d=2 m=2 -0.91, random -0.33. Per-seed log regrets are
+    # heavy-tailed (a stage either finds a Branin minimum, -4 to -6, or stalls near 0): on seeds
+    # 0-5 alone SRE measured -0.97 before the acquisition was maximized in the GP's standardized
+    # units (issue 17) and -0.09 after, on 0-15 -0.97 and -0.91, on 0-23 -1.10 and -1.23.
+    seeds = range(16)
     sre = log10(regrets("sre", seeds, 60, d=2, m=2, **FAST)).mean()
     assert sre < log10(random_regrets(seeds, 60)).mean() - 0.4
