@@ -23,12 +23,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._progress import Progress
-from .methods import Method, make_method
+from .exceptions import StateError
+from .methods import Method, available_methods, get_method_class, make_method
+from .methods.registry import reserve_option_names
 from .space import Box, as_box
 
 __all__ = ["OptimizeResult", "History", "Optimizer", "minimize", "maximize"]
 
 _DIRECTIONS = ("minimize", "maximize")
+_STATE_FORMAT = "hdbo.optimizer/1"
 
 
 @dataclass
@@ -183,7 +186,11 @@ class Optimizer:
         **method_options: Any,
     ) -> None:
         if direction not in _DIRECTIONS:
-            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}")
+            hint = ""
+            if isinstance(method, str) and method in available_methods():
+                new = get_method_class(method).renamed_options.get("direction")
+                hint = f" (method {method!r} calls its own direction option {new!r})" if new else ""
+            raise ValueError(f"direction must be 'minimize' or 'maximize', got {direction!r}{hint}")
         box = as_box(bounds)
         self.direction = direction
         self._sign = -1.0 if direction == "minimize" else 1.0
@@ -268,14 +275,20 @@ class Optimizer:
         Returns
         -------
         dict
-            Direction, error messages and :meth:`Method.state_dict` (history included);
+            ``format`` (``"hdbo.optimizer/1"``), ``direction``, ``errors`` (``[index,
+            message]`` pairs) and ``method`` (:meth:`Method.state_dict`, history included);
             :meth:`from_state` resumes from it exactly.
         """
-        return {"direction": self.direction, "errors": self._errors, "method": self.method.state_dict()}
+        return {"format": _STATE_FORMAT, "direction": self.direction, "errors": [[i, m] for i, m in self._errors],
+                "method": self.method.state_dict()}
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> "Optimizer":
         """Resume from :meth:`state_dict` output; the next ``ask`` is what it would have been.
+
+        A state is data: every field is checked (see :meth:`hdbo.methods.Method.from_state`
+        for the method's part). A state without ``format`` (written before the field existed)
+        is read as format ``"hdbo.optimizer/1"``.
 
         Parameters
         ----------
@@ -289,15 +302,50 @@ class Optimizer:
         Raises
         ------
         hdbo.exceptions.StateError
-            The method state cannot be loaded (wrong method, version or content).
-        KeyError
-            ``state`` lacks a field written by :meth:`state_dict`.
+            (a ``ValueError``) The state is not a dict of that form: a missing, unknown or
+            malformed field (the message names it), e.g. a ``direction`` other than
+            "minimize"/"maximize", ``errors`` that are not ``[index, message]`` pairs of
+            failed evaluations, or a method state that cannot be loaded.
         """
+        if not isinstance(state, dict):
+            raise StateError(f"state must be a dict (the output of Optimizer.state_dict), got {type(state).__name__} "
+                             f"{state!r:.60}")
+        if state.get("format", _STATE_FORMAT) != _STATE_FORMAT:
+            raise StateError(f"state['format'] must be {_STATE_FORMAT!r}, got {state['format']!r:.60}")
+        missing = [k for k in ("direction", "errors", "method") if k not in state]
+        if missing:
+            raise StateError(f"state lacks the field(s) {', '.join(map(repr, missing))}")
+        unknown = sorted(set(map(str, state)) - {"format", "direction", "errors", "method"})
+        if unknown:
+            raise StateError(f"state has unknown field(s) {', '.join(map(repr, unknown))}")
+        direction = state["direction"]
+        if not isinstance(direction, str) or direction not in _DIRECTIONS:
+            raise StateError(f"state['direction'] must be 'minimize' or 'maximize', got {direction!r:.60}")
+        try:
+            method = Method.from_state(state["method"])
+        except StateError as exc:  # its fields are inside state['method']
+            text = str(exc).replace("state[", "state['method'][")
+            raise StateError("state['method'] " + text[6:] if text.startswith("state ") else text) from None
+        errors = state["errors"]
+        if not isinstance(errors, list):
+            raise StateError(f"state['errors'] must be a list of [index, message] pairs, got {type(errors).__name__}")
+        failed = ~np.isfinite(method.y_all)
+        checked: list[tuple[int, str]] = []
+        for k, e in enumerate(errors):
+            ok = isinstance(e, (list, tuple)) and len(e) == 2 and isinstance(e[1], str)
+            ok = ok and isinstance(e[0], (int, np.integer)) and not isinstance(e[0], bool)
+            if not ok:
+                raise StateError(f"state['errors'][{k}] must be an [index, message] pair (int, str), got {e!r:.60}")
+            i = int(e[0])
+            if not (0 <= i < method.n_told and failed[i]):
+                raise StateError(f"state['errors'][{k}] must name a failed evaluation (an index in [0, "
+                                 f"{method.n_told}) whose value is missing), got index {i}")
+            checked.append((i, e[1]))
         obj = cls.__new__(cls)
-        obj.direction = state["direction"]
-        obj._sign = -1.0 if obj.direction == "minimize" else 1.0
-        obj.method = Method.from_state(state["method"])
-        obj._errors = [tuple(e) for e in state["errors"]]  # type: ignore[misc]
+        obj.direction = direction
+        obj._sign = -1.0 if direction == "minimize" else 1.0
+        obj.method = method
+        obj._errors = checked
         return obj
 
 
@@ -529,3 +577,8 @@ def maximize(
     """
     return _optimize(fun, bounds, direction="maximize", method=method, budget=budget, seed=seed, args=args,
                      callback=callback, on_error=on_error, progress=progress, method_options=method_options)
+
+
+# Method options are keyword arguments of these three: no option may take one of their argument
+# names (registration refuses it; this also checks the methods registered so far).
+reserve_option_names(minimize, maximize, Optimizer)

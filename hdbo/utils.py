@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import StateError
+
 __all__ = ["as_generator", "generator_state", "generator_from_state", "to_jsonable"]
 
 
@@ -55,23 +57,40 @@ def generator_state(rng: np.random.Generator) -> dict[str, Any]:
     return to_jsonable(rng.bit_generator.state)
 
 
-def generator_from_state(state: dict[str, Any]) -> np.random.Generator:
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+
+
+def generator_from_state(state: dict[str, Any], *, name: str = "rng state") -> np.random.Generator:
     """Rebuild a generator from :func:`generator_state` output.
 
     Parameters
     ----------
     state : dict
-        A bit-generator state; its ``"bit_generator"`` entry names a class of
-        :mod:`numpy.random` (e.g. ``"PCG64"``).
+        A bit-generator state; its ``"bit_generator"`` entry names one of NumPy's bit
+        generators (``"PCG64"``, ``"PCG64DXSM"``, ``"MT19937"``, ``"Philox"``, ``"SFC64"``).
+    name : str, default "rng state"
+        What ``state`` is, for error messages (e.g. ``"state['rng']"``).
 
     Returns
     -------
     numpy.random.Generator
         A generator whose next draws equal those of the snapshotted one.
+
+    Raises
+    ------
+    hdbo.exceptions.StateError
+        If ``state`` is not a dict, names another bit generator, or NumPy refuses its content.
     """
-    name = state["bit_generator"]
-    bit_gen = getattr(np.random, name)()
-    bit_gen.state = state
+    if not isinstance(state, dict):
+        raise StateError(f"{name} must be a dict (numpy bit_generator.state), got {type(state).__name__}")
+    kind = state.get("bit_generator")
+    if not isinstance(kind, str) or kind not in _BIT_GENERATORS:
+        raise StateError(f"{name}['bit_generator'] must be one of {', '.join(_BIT_GENERATORS)}, got {kind!r:.60}")
+    bit_gen = getattr(np.random, kind)()
+    try:
+        bit_gen.state = state
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError, AttributeError) as exc:
+        raise StateError(f"{name} is not a valid {kind} state: {type(exc).__name__}: {exc}") from None
     return np.random.Generator(bit_gen)
 
 

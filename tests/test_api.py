@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import sys
@@ -126,6 +127,86 @@ def test_optimizer_ask_tell_and_resume():
         resumed.tell([0.1, 0.2, 0.3], 1.0)
     with pytest.raises(ValueError, match="direction"):
         Optimizer(BOUNDS, direction="up")
+
+
+@functools.lru_cache(maxsize=1)
+def _optimizer_state_text() -> str:
+    opt = Optimizer(BOUNDS, method="gp-ucb", seed=5, n_init=2, acq_budget=50)
+    for i in range(4):
+        x = opt.ask()
+        opt.tell(x, None if i == 1 else sphere(x), error="lab instrument offline" if i == 1 else None)
+    return json.dumps(opt.state_dict())
+
+
+def _optimizer_state() -> dict:
+    """A saved Optimizer (gp-ucb, 4 evaluations, the second failed), fresh for each use."""
+    return json.loads(_optimizer_state_text())
+
+
+def _with(state: dict, path: tuple, value=None, *, delete: bool = False) -> dict:
+    import copy
+
+    out = copy.deepcopy(state)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    if delete:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return out
+
+
+def test_optimizer_state_round_trip_and_legacy_format():
+    state = _optimizer_state()
+    assert state["format"] == "hdbo.optimizer/1" and state["errors"] == [[1, "lab instrument offline"]]
+    resumed = Optimizer.from_state(state)
+    assert resumed.direction == "minimize" and resumed.state_dict() == state
+    legacy = _with(state, ("format",), delete=True)  # written before the field existed
+    assert Optimizer.from_state(legacy).state_dict() == state
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "match"),
+    [
+        ((), "hello", r"state must be a dict .*got str"),
+        ((), None, r"state must be a dict"),
+        (("direction",), "sideways", r"state\['direction'\] must be 'minimize' or 'maximize', got 'sideways'"),
+        (("direction",), 1, r"state\['direction'\]"),
+        (("format",), "hdbo.optimizer/9", r"state\['format'\]"),
+        (("errors",), 5, r"state\['errors'\] must be a list"),
+        (("errors",), [[0, "x"]], r"state\['errors'\]\[0\] must name a failed evaluation"),
+        (("errors",), [[7, "x"]], r"state\['errors'\]\[0\] must name a failed evaluation"),
+        (("errors",), [["1", "x"]], r"state\['errors'\]\[0\] must be an \[index, message\] pair"),
+        (("errors",), [[1, 2]], r"state\['errors'\]\[0\]"),
+        (("errors",), [[1]], r"state\['errors'\]\[0\]"),
+        (("extra",), 1, r"unknown field\(s\) 'extra'"),
+        (("method",), "x", r"state\['method'\] must be a dict"),
+        (("method", "internal"), "x", r"state\['method'\]\['internal'\] must be a dict"),
+        (("method", "internal"), {}, r"state\['method'\]\['internal'\] lacks the entry 'n_at_refit' \(method 'gp-ucb'\)"),
+        (("method", "history", "X", 0, 0), 5.0, r"state\['method'\]\['history'\]\['X'\] has points outside"),
+        (("method", "history", "y", 0), "a", r"state\['method'\]\['history'\]\['y'\]\[0\] must be a number"),
+        (("method", "rng", "bit_generator"), "seed", r"state\['method'\]\['rng'\]\['bit_generator'\]"),
+        (("method", "rng", "state"), {"state": "x", "inc": 1}, r"state\['method'\]\['rng'\] is not a valid"),
+        (("method", "method"), "nope", r"state\['method'\]\['method'\] names no registered method"),
+        (("method", "n_told"), 2, r"state\['method'\]\['n_told'\] is 2"),
+        (("method", "params", "n_init"), -1, r"state\['method'\]\['params'\].*n_init"),
+    ],
+)
+def test_malformed_optimizer_state_raises_state_error_naming_the_field(path, value, match):
+    from hdbo.exceptions import StateError
+
+    state = value if path == () else _with(_optimizer_state(), path, value)
+    with pytest.raises(StateError, match=match):
+        Optimizer.from_state(state)
+
+
+@pytest.mark.parametrize("field", ["direction", "errors", "method"])
+def test_optimizer_state_without_a_field(field):
+    from hdbo.exceptions import StateError
+
+    with pytest.raises(StateError, match=f"lacks the field.*'{field}'"):
+        Optimizer.from_state(_with(_optimizer_state(), (field,), delete=True))
 
 
 def test_public_names():

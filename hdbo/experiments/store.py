@@ -76,6 +76,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import HDBOError
+from ..methods.registry import option_spellings
 from ..utils import to_jsonable
 
 __all__ = [
@@ -844,7 +845,8 @@ class RunStore:
             seed=int(row["seed"]),
             budget=int(row["budget"]),
             problem_params=json.loads(row["problem_params"]),
-            method_params=json.loads(row["method_params"]),
+            # options renamed since the row was written are read under their current names
+            method_params=option_spellings(row["method"], json.loads(row["method_params"]))[0],
             label=row["label"],
             problem_label=row["problem_label"],
         )
@@ -877,13 +879,22 @@ class RunStore:
         -------
         RunRecord or None
             None when the store has no such run.
+
+        Notes
+        -----
+        A run stored before one of its method's options was renamed (e.g. line-bo's
+        ``direction``, now ``line_direction``) is found under either name.
         """
-        row = self._conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment = ? AND problem = ? AND problem_params = ? "
-            "AND method = ? AND label = ? AND method_params = ? AND seed = ? AND budget = ?",
-            config.key(),
-        ).fetchone()
-        return None if row is None else self._record(row)
+        key = config.key()
+        for params in option_spellings(config.method, config.method_params):
+            row = self._conn.execute(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment = ? AND problem = ? AND problem_params = ? "
+                "AND method = ? AND label = ? AND method_params = ? AND seed = ? AND budget = ?",
+                (*key[:5], canonical_json(params), *key[6:]),
+            ).fetchone()
+            if row is not None:
+                return self._record(row)
+        return None
 
     def get_or_create_run(self, config: RunConfig) -> RunRecord:
         """The run with this configuration, created with status ``"pending"`` if new.
@@ -902,6 +913,9 @@ class RunStore:
         RuntimeError
             The row could not be read back (should not happen).
         """
+        found = self.find_run(config)  # also under old option names (see find_run)
+        if found is not None:
+            return found
         with self._write() as c:
             c.execute(
                 "INSERT OR IGNORE INTO runs (experiment, problem, problem_params, method, label, method_params, "

@@ -37,6 +37,7 @@ from scipy.optimize import Bounds, minimize
 from .._validation import check_int, check_real
 from ..acquisition.schedules import get_beta_schedule
 from ..gp import Kernel, make_kernel
+from ._state import state_mapping
 from .gp_ucb import resolve_beta
 
 __all__ = ["MultiStartSubspaceMixin", "SubspaceUCBMixin", "resolve_tranthe_beta", "stacked_lbfgsb", "start_lengthscale"]
@@ -301,7 +302,7 @@ class SubspaceUCBMixin:
         return dict(super()._get_internal_state(), last=self.last_)  # type: ignore[misc]
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.last_ = dict(state.get("last") or {})
+        self.last_ = dict(state_mapping(state.get("last") or {}, "state['internal']['last']"))
         super()._set_internal_state(state)  # type: ignore[misc]
 
     def diagnostics(self) -> dict[str, Any]:

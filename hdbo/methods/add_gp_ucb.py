@@ -57,6 +57,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_int, check_real
 from ..acquisition.maximizers import maximize_direct_many
+from ..exceptions import StateError
 from ..gp import Additive, GaussianProcess, SquaredExponential
 from ..space import Box
 from ..structure.decomposition import (
@@ -66,6 +67,7 @@ from ..structure.decomposition import (
     refine_decomposition,
     search_decomposition,
 )
+from ._state import describe, internal_bool, internal_field, state_float, state_indices, state_int
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from .registry import register
@@ -325,12 +327,23 @@ class AddGPUCB(GPMethod):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.groups_ = [list(map(int, g)) for g in state["groups"]]
-        self._exploring = bool(state["exploring"])
-        self.repeat_queries_ = int(state.get("repeat_queries", 0))
+        groups = internal_field(state, "groups")
+        if not isinstance(groups, list) or not groups:
+            raise StateError(f"state['internal']['groups'] must be a non-empty list of lists of coordinates, "
+                             f"got {describe(groups)}")
+        self.groups_ = [state_indices(g, f"state['internal']['groups'][{j}]", high=self.dim)
+                        for j, g in enumerate(groups)]  # type: ignore[misc]
+        flat = [i for g in self.groups_ for i in g]
+        if not all(self.groups_) or len(set(flat)) != len(flat):
+            raise StateError(f"state['internal']['groups'] must be non-empty disjoint groups, got {self.groups_}")
+        self._exploring = internal_bool(state, "exploring")
+        self.repeat_queries_ = state_int(state.get("repeat_queries", 0), "state['internal']['repeat_queries']", low=0)
+        scores = internal_field(state, "decomposition_scores")
+        if not isinstance(scores, list):
+            raise StateError(f"state['internal']['decomposition_scores'] must be a list, got {describe(scores)}")
         self.decomposition_scores_ = np.array(
-            [-np.inf if s is None else s for s in state["decomposition_scores"]], dtype=float
-        )
+            [-np.inf if v is None else state_float(v, f"state['internal']['decomposition_scores'][{i}]")
+             for i, v in enumerate(scores)], dtype=float)
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

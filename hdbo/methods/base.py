@@ -22,6 +22,7 @@ uniformly random point, so a deterministic failure cannot stall a run.
 from __future__ import annotations
 
 import inspect
+import numbers
 import warnings
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
@@ -33,6 +34,7 @@ from .._validation import check_choice, check_int
 from ..exceptions import StateError
 from ..space import Box, as_box
 from ..utils import as_generator, generator_from_state, generator_state, to_jsonable
+from ._state import describe, state_array, state_int, state_mapping
 
 __all__ = ["Method", "STATE_FORMAT"]
 
@@ -66,6 +68,9 @@ class Method(ABC):
         Canonical coordinates the algorithm works in (class attribute).
     uses_seed : bool
         False for methods whose proposals do not depend on the seed (class attribute).
+    renamed_options : dict of str -> str
+        Old option name to current name, for options renamed after states and stores were
+        written with the old one (class attribute; see :meth:`upgrade_params`).
 
     Raises
     ------
@@ -78,6 +83,7 @@ class Method(ABC):
     name: ClassVar[str] = ""
     domain: ClassVar[str] = "unit"
     uses_seed: ClassVar[bool] = True
+    renamed_options: ClassVar[dict[str, str]] = {}
 
     def __init__(
         self,
@@ -298,6 +304,41 @@ class Method(ABC):
         return {}
 
     # ------------------------------------------------------------------ parameters & state
+    @classmethod
+    def upgrade_params(cls, params: dict[str, Any], *, warn: bool = False) -> dict[str, Any]:
+        """``params`` with every renamed option (:attr:`renamed_options`) under its current name.
+
+        Parameters
+        ----------
+        params : dict
+            Options, possibly under names they had before a rename.
+        warn : bool, default False
+            Issue a ``FutureWarning`` for each old name (user input; stored states and run
+            parameters are upgraded silently).
+
+        Returns
+        -------
+        dict
+            A new dict.
+
+        Raises
+        ------
+        TypeError
+            If an option is given under both its old and its current name.
+        """
+        out = dict(params)
+        for old, new in cls.renamed_options.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise TypeError(f"method {cls.name!r} got option {new!r} twice: as {new!r} and under its old name "
+                                f"{old!r}")
+            if warn:
+                warnings.warn(f"method {cls.name!r}: option {old!r} was renamed {new!r}; use {new}=...",
+                              FutureWarning, stacklevel=3)
+            out[new] = out.pop(old)
+        return out
+
     def get_params(self) -> dict[str, Any]:
         """The constructor's arguments, as stored, from which :meth:`from_state` rebuilds the method.
 
@@ -367,11 +408,14 @@ class Method(ABC):
         """Rebuild a method from :meth:`state_dict` output.
 
         Called on :class:`Method` itself it looks the class up in the registry by name.
+        A state is data (it may have been edited or come from elsewhere): every field is
+        checked before it is used, and a malformed state raises :class:`StateError` naming
+        the field, never another exception.
 
         Parameters
         ----------
         state : dict
-            Output of :meth:`state_dict`.
+            Output of :meth:`state_dict` (possibly through a JSON round trip).
         history : (X, y), optional
             Told points (user units, shape (n_told, D)) and values (shape (n_told,), None
             or NaN for failures), if ``state`` was saved without them.
@@ -384,40 +428,124 @@ class Method(ABC):
 
         Raises
         ------
-        ValueError
-            If ``state`` names a method that is not registered (when called on
-            :class:`Method`).
         StateError
-            If the state is of another format or method, or the history length does not
-            match the number of evaluations the state was saved after.
+            (a ``ValueError``) If ``state`` is not such a dict: another format, a method that
+            is not registered (or not this class), a missing or unknown field, a field of the
+            wrong type, options the method refuses, a history of the wrong shape, with
+            non-finite points or points outside the bounds (by more than ``1e-9`` of the
+            width), a length other than ``n_told``, an invalid generator state, or an
+            ``internal`` state the method cannot load.
         """
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            raise StateError(f"state must be a dict with format {STATE_FORMAT!r}")
-        if cls is Method or not cls.name:
-            from .registry import get_method_class
-
-            cls = get_method_class(state["method"])
-        elif state["method"] != cls.name:
-            raise StateError(f"state is for method {state['method']!r}, not {cls.name!r}")
-        obj = cls(Box.from_dict(state["bounds"]), seed=state["seed"], structure=state.get("structure"),
-                  **state["params"])
+        if not isinstance(state, dict):
+            raise StateError(f"state must be a dict (the output of Method.state_dict), got {describe(state)}")
+        if state.get("format") != STATE_FORMAT:
+            raise StateError(f"state['format'] must be {STATE_FORMAT!r}, got {state.get('format')!r:.60}")
+        required = ["method", "params", "bounds", "seed", "structure", "rng", "n_told", "internal"]
         if history is None:
-            if "history" not in state:
-                raise StateError("state has no history; pass history=(X, y)")
-            X, y = state["history"]["X"], state["history"]["y"]
-        else:
+            required.append("history")
+        missing = [k for k in required if k not in state]
+        if missing:
+            extra = " (or pass history=(X, y))" if missing == ["history"] else ""
+            raise StateError(f"state lacks the field(s) {', '.join(map(repr, missing))}{extra}")
+        unknown = sorted(set(map(str, state)) - set(required) - {"format", "history"})
+        if unknown:
+            raise StateError(f"state has unknown field(s) {', '.join(map(repr, unknown))}")
+        name = state["method"]
+        if not isinstance(name, str):
+            raise StateError(f"state['method'] must be a method name, got {describe(name)}")
+        if cls is Method or not cls.name:
+            from .registry import available_methods, get_method_class
+
+            if name not in available_methods():
+                raise StateError(f"state['method'] names no registered method: {name!r:.60}; "
+                                 f"available: {', '.join(available_methods())}")
+            cls = get_method_class(name)
+        elif name != cls.name:
+            raise StateError(f"state['method'] is {name!r:.60}, not {cls.name!r}")
+        try:
+            params = cls.upgrade_params(state_mapping(state["params"], "state['params']"))
+        except TypeError as exc:
+            raise StateError(f"state['params']: {exc}") from None
+        try:
+            bounds = Box.from_dict(state_mapping(state["bounds"], "state['bounds']"))
+        except StateError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"state['bounds'] must be {{'lower': [...], 'upper': [...]}} of a valid box: "
+                             f"{type(exc).__name__}: {exc}") from None
+        seed = state_int(state["seed"], "state['seed']", low=0, allow_none=True)
+        structure = state["structure"]
+        if structure is not None:
+            state_mapping(structure, "state['structure']")
+        n_told = state_int(state["n_told"], "state['n_told']", low=0)
+        try:
+            obj = cls(bounds, seed=seed, structure=structure, **params)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, ArithmeticError) as exc:
+            raise StateError(f"state['params'] (with state['structure']) do not build method {cls.name!r}: "
+                             f"{type(exc).__name__}: {exc}") from None
+        where = "history"
+        if history is None:
+            hist = state_mapping(state["history"], "state['history']")
+            missing = [k for k in ("X", "y") if k not in hist]
+            if missing or len(hist) != 2:
+                raise StateError(f"state['history'] must have exactly the keys 'X' and 'y', got {sorted(hist)}")
+            X, y = hist["X"], hist["y"]
+            where = "state['history']"
+        elif isinstance(history, (tuple, list)) and len(history) == 2:
             X, y = history
-        X = np.asarray(X, dtype=float).reshape(-1, obj.dim)
-        y_arr = np.array([np.nan if v is None else v for v in np.asarray(y, dtype=object)], dtype=float)
-        if X.shape[0] != y_arr.size or y_arr.size != state["n_told"]:
-            raise StateError(
-                f"history has {X.shape[0]} points and {y_arr.size} values, state expects {state['n_told']}"
-            )
-        obj._X = [row.copy() for row in X]
-        obj._y = [float(v) for v in y_arr]
-        obj.rng = generator_from_state(state["rng"])
-        obj._set_internal_state(state["internal"])
+        else:
+            raise StateError(f"history must be a pair (X, y), got {describe(history)}")
+        X_arr = np.asarray(state_array(X, f"{where}['X']"))
+        if X_arr.size == 0:
+            X_arr = np.empty((0, obj.dim))
+        if X_arr.ndim != 2 or X_arr.shape[1] != obj.dim:
+            raise StateError(f"{where}['X'] must have shape (n_told, {obj.dim}), got shape {X_arr.shape}")
+        tol = 1e-9 * obj.bounds.width
+        if np.any(X_arr < obj.bounds.lower - tol) or np.any(X_arr > obj.bounds.upper + tol):
+            raise StateError(f"{where}['X'] has points outside the bounds (state['bounds'])")
+        y_list = _history_values(y, f"{where}['y']")
+        if X_arr.shape[0] != len(y_list) or len(y_list) != n_told:
+            raise StateError(f"{where} has {X_arr.shape[0]} points and {len(y_list)} values, "
+                             f"state['n_told'] is {n_told}")
+        X_arr = np.clip(X_arr, obj.bounds.lower, obj.bounds.upper)
+        obj._X = [row.copy() for row in X_arr]
+        obj._y = y_list
+        obj.rng = generator_from_state(state["rng"], name="state['rng']")
+        internal = state_mapping(state["internal"], "state['internal']")
+        try:
+            obj._set_internal_state(internal)
+        except StateError as exc:
+            raise StateError(f"{exc} (method {cls.name!r})") from None
+        except KeyError as exc:
+            raise StateError(f"state['internal'] of method {cls.name!r} lacks the entry {exc} (or refers to a "
+                             "missing one)") from None
+        except (TypeError, ValueError, IndexError, AttributeError, ArithmeticError) as exc:
+            raise StateError(f"state['internal'] of method {cls.name!r} cannot be loaded: "
+                             f"{type(exc).__name__}: {exc}") from None
+        try:  # what diagnostics() reads (e.g. the structure it compares against) is usable too
+            obj.diagnostics()
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError) as exc:
+            raise StateError(f"method {cls.name!r} rebuilt from state['structure'] and state['internal'] cannot "
+                             f"report its diagnostics: {type(exc).__name__}: {exc}") from None
         return obj
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dim={self.dim}, n_told={self.n_told})"
+
+
+def _history_values(y: Any, field: str) -> list[float]:
+    """Told values of a saved history as floats (None, NaN and +-inf: NaN, a failed evaluation)."""
+    if isinstance(y, np.ndarray):
+        y = y.tolist()
+    if not isinstance(y, (list, tuple)):
+        raise StateError(f"{field} must be a list of numbers or None, got {describe(y)}")
+    out = []
+    for i, v in enumerate(y):
+        if v is None:
+            out.append(float("nan"))
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise StateError(f"{field}[{i}] must be a number or None, got {describe(v)}")
+        else:
+            fv = float(v)
+            out.append(fv if np.isfinite(fv) else float("nan"))
+    return out

@@ -43,6 +43,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_int
 from ..space import Box
+from ..exceptions import StateError
+from ._state import (internal_array, internal_bool, internal_field, internal_indices, internal_int, state_float,
+                     state_int, state_mapping)
 from .hds import SelectThenOptimize
 from .registry import register
 
@@ -188,15 +191,28 @@ class CWS(SelectThenOptimize):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.background_ = np.asarray(state["background"], dtype=float)
-        self.sum_sq_ = np.asarray(state["sum_sq"], dtype=float)
-        self.count_ = np.asarray(state["count"], dtype=int)
-        self._coord = int(state["coord"])
-        self._pending = None if state["pending"] is None else dict(state["pending"])
-        self.rounds_done_ = int(state["rounds_done"])
-        self.selection_evaluations_ = int(state["selection_evaluations"])
-        self._stopped = bool(state["stopped"])
-        self.top_ = [int(i) for i in state["top"]]
+        D = self.dim
+        self.background_ = internal_array(state, "background", shape=(D,), low=-1.0, high=1.0)
+        self.sum_sq_ = internal_array(state, "sum_sq", shape=(D,), low=0.0)
+        count = internal_array(state, "count", shape=(D,), low=0.0)
+        if np.any(count != np.round(count)):
+            raise StateError(f"state['internal']['count'] must hold non-negative integers, got {count.tolist()}")
+        self.count_ = count.astype(int)
+        self._coord = internal_int(state, "coord", low=0, high=D - 1)
+        pending = internal_field(state, "pending")
+        if pending is not None:
+            name = "state['internal']['pending']"
+            pending = dict(state_mapping(pending, name))
+            if set(pending) != {"z", "stage", "y"}:
+                raise StateError(f"{name} must have the keys 'z', 'stage' and 'y', got {sorted(pending)}")
+            pending["z"] = state_float(pending["z"], f"{name}['z']", low=-1.0)
+            pending["stage"] = state_int(pending["stage"], f"{name}['stage']", low=0, high=1)
+            pending["y"] = state_float(pending["y"], f"{name}['y']", allow_none=pending["stage"] == 0)
+        self._pending = pending
+        self.rounds_done_ = internal_int(state, "rounds_done", low=0)
+        self.selection_evaluations_ = internal_int(state, "selection_evaluations", low=0, high=self.n_told)
+        self._stopped = internal_bool(state, "stopped")
+        self.top_ = internal_indices(state, "top", high=D)
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

@@ -58,6 +58,7 @@ from .._validation import check_bool, check_int, check_real
 from ..acquisition.maximizers import callback_exception
 from ..exceptions import StateError
 from ..space import Box
+from ._state import internal_bool
 from .base import Method
 from .registry import register
 
@@ -411,14 +412,15 @@ class DirectSearch(Method):
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         answers = state.get("direct_answers")
         if not isinstance(answers, list):
-            raise StateError("state of method 'direct' has no list 'direct_answers'")
+            raise StateError("state['internal'] of method 'direct' has no list 'direct_answers'")
         if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.n_told for i in answers):
-            raise StateError(f"'direct_answers' must hold history indices in [0, {self.n_told})")
+            raise StateError(f"state['internal']['direct_answers'] must hold history indices in [0, {self.n_told})")
+        finished = internal_bool(state, "direct_finished")
         self._stop_run(join=True)
         self._answers = list(answers)
         if self._answers:
             self._ensure_run()  # replay now: a state that does not replay fails on loading
-        if state.get("direct_finished") and not self._finished:
+        if finished and not self._finished:
             # DIRECT stopped right after its last recorded query; find out now, not at ask
             self._direct_point()
             if not self._finished:

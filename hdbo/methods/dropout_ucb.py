@@ -51,6 +51,7 @@ from .._validation import check_choice, check_int, check_real
 from ..acquisition import UCB
 from ..gp import GaussianProcess
 from ..space import Box
+from ._state import internal_indices
 from ._subspace_common import MultiStartSubspaceMixin, stacked_lbfgsb
 from .gp_based import GPMethod
 from .registry import register
@@ -190,7 +191,8 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         return dict(super()._get_internal_state(), dims=None if self.dims_ is None else self.dims_.tolist())
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.dims_ = None if state["dims"] is None else np.asarray(state["dims"], dtype=np.int64)
+        dims = internal_indices(state, "dims", high=self.dim, allow_none=True)
+        self.dims_ = None if dims is None else np.asarray(dims, dtype=np.int64)
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

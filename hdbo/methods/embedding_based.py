@@ -29,9 +29,11 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_choice, check_int, check_real
 from ..acquisition import EI, UCB
 from ..acquisition.schedules import BETA_SCHEDULES
+from ..exceptions import StateError
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box
 from ..structure.embeddings import Embedding, embedding_from_dict
+from ._state import describe, internal_array, internal_field, state_array, state_mapping
 from ._subspace_common import start_lengthscale
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
@@ -240,9 +242,18 @@ class EmbeddingGPMethod(GPMethod):
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         # embedding and latent coordinates first: the GP is rebuilt from _gp_data()
-        self._set_embedding(embedding_from_dict(state["embedding"]))
-        self._latent = [None if w is None else [float(v) for v in w] for w in state["latent"]]
-        self._pending = None if state["pending"] is None else np.asarray(state["pending"], dtype=float)
+        data = state_mapping(internal_field(state, "embedding"), "state['internal']['embedding']")
+        if data.get("dim") != self.dim:
+            raise StateError(f"state['internal']['embedding']['dim'] must be {self.dim}, got {data.get('dim')!r:.40}")
+        self._set_embedding(embedding_from_dict(data))
+        latent = internal_field(state, "latent")
+        if not isinstance(latent, list) or len(latent) != self.n_told:
+            raise StateError(f"state['internal']['latent'] must be a list of {self.n_told} entries (one per "
+                             f"evaluation), got {describe(latent)}")
+        d = self.low_dim
+        self._latent = [None if w is None else state_array(w, f"state['internal']['latent'][{i}]", shape=(d,)).tolist()
+                        for i, w in enumerate(latent)]
+        self._pending = internal_array(state, "pending", shape=(d,), allow_none=True)
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

@@ -21,9 +21,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_choice, check_int, check_real
 from ..acquisition.maximizers import MAXIMIZERS, maximize
-from ..exceptions import NumericalError
+from ..exceptions import NumericalError, StateError
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box
+from ._state import internal_field, internal_int, state_float, state_int, state_mapping
 from .base import Method
 
 __all__ = ["GPMethod"]
@@ -255,10 +256,11 @@ class GPMethod(Method):
         }
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self._n_at_refit = int(state["n_at_refit"])
-        if state["gp"] is not None:
+        self._n_at_refit = internal_int(state, "n_at_refit", low=0, high=self.n_told)
+        gp = internal_field(state, "gp")
+        if gp is not None:
             X, y = self._gp_data()
-            self.gp_ = self._make_gp().load_state(state["gp"], X, y)
+            self.gp_ = self._make_gp().load_state(_checked_gp_state(gp, len(y)), X, y)
 
     def diagnostics(self) -> dict[str, Any]:
         """The GP's current hyperparameters.
@@ -273,3 +275,19 @@ class GPMethod(Method):
             return {}
         names = self.gp_.kernel.hyperparameter_names + ["noise_variance"]
         return {"hyperparameters": dict(zip(names, np.exp(self.gp_.theta).tolist()))}
+
+
+def _checked_gp_state(gp: Any, n_data: int) -> dict[str, Any]:
+    """A saved GP state (``state['internal']['gp']``) whose numbers are usable, else StateError."""
+    name = "state['internal']['gp']"
+    gp = state_mapping(gp, name)
+    n = state_int(internal_field(gp, "n", name), f"{name}['n']", low=1, high=n_data)
+    state_int(internal_field(gp, "n_full", name), f"{name}['n_full']", low=1, high=n)
+    state_float(internal_field(gp, "noise_variance", name), f"{name}['noise_variance']", low=0.0, low_inclusive=False)
+    state_float(internal_field(gp, "y_shift", name), f"{name}['y_shift']")
+    state_float(internal_field(gp, "y_scale", name), f"{name}['y_scale']", low=0.0, low_inclusive=False)
+    state_float(internal_field(gp, "jitter", name), f"{name}['jitter']", low=0.0)
+    theta = internal_field(gp, "theta", name)
+    if not isinstance(theta, list) or not all(state_float(v, f"{name}['theta']") is not None for v in theta):
+        raise StateError(f"{name}['theta'] must be a list of finite numbers, got {type(theta).__name__}")
+    return gp

@@ -57,6 +57,8 @@ from ..acquisition.maximizers import maximize
 from ..gp import GaussianProcess, SquaredExponential
 from ..space import Box
 from ..structure.variable_selection import HDSSelector
+from ..exceptions import StateError
+from ._state import internal_field, internal_indices, state_mapping
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from .registry import register
@@ -322,7 +324,7 @@ class SelectThenOptimize(GPMethod):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.selected_ = None if state["selected"] is None else [int(i) for i in state["selected"]]
+        self.selected_ = internal_indices(state, "selected", high=self.dim, allow_none=True)
         self._beta_fn = None
         if self.selected_ is not None:
             super()._set_internal_state(state)
@@ -453,7 +455,15 @@ class HDS(SelectThenOptimize):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.selector_ = HDSSelector.from_state(state["selector"])
+        selector = HDSSelector.from_state(state_mapping(internal_field(state, "selector"),
+                                                        "state['internal']['selector']"))
+        if selector.dim != self.dim:
+            raise StateError(f"state['internal']['selector'] is for {selector.dim} dimensions, not {self.dim}")
+        if selector.pending is not None:  # the query in progress must be a point (no randomness is drawn)
+            u = selector.propose(np.random.default_rng(0))
+            if u.shape != (self.dim,) or not np.all(np.abs(u) <= 1.0):
+                raise StateError("state['internal']['selector']['pending'] does not give a point of the box")
+        self.selector_ = selector
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

@@ -10,8 +10,11 @@ SPEC.md P3.B item 3, is followed where Kirschner et al. leave a choice):
   points in ``[-1, 1]^D`` (the MS-UCB paper's common settings).
 * Anchor ``x_hat``: the observed point with the largest posterior mean (Kirschner et al.'s
   "best guess" restricted to evaluated points).
-* Direction: ``"random"`` (RandomLineBO: uniform on the unit sphere S^{D-1}, the default) or
-  ``"coordinate"`` (CoordinateLineBO: a uniformly random coordinate axis).
+* Direction of the line (option ``line_direction``): ``"random"`` (RandomLineBO: uniform on
+  the unit sphere S^{D-1}, the default) or ``"coordinate"`` (CoordinateLineBO: a uniformly
+  random coordinate axis). The option was first called ``direction``, the name of
+  :class:`hdbo.Optimizer`'s "minimize"/"maximize" argument (which :func:`hdbo.minimize` and
+  :func:`hdbo.maximize` set), so it was renamed; states and stored runs with the old name load.
 * The segment ``{x_hat + s v : lo <= s <= hi}`` inside ``[-1, 1]^D``; UCB with
   ``beta_t = "tranthe2020"`` at ``d = 1`` (the MS-UCB paper's weight for a one-dimensional search
   space) is maximized on it by a grid over s (half the acquisition budget, one vectorized call)
@@ -89,9 +92,11 @@ class LineBO(SubspaceUCBMixin, GPMethod):
     ----------
     bounds : Box or array_like of shape (D, 2)
         Search box (the method works on ``[-1, 1]^D``).
-    direction : {"random", "coordinate"}, default "random"
+    line_direction : {"random", "coordinate"}, default "random"
         Uniform direction on the sphere (RandomLineBO) or a random coordinate axis
-        (CoordinateLineBO).
+        (CoordinateLineBO). Formerly ``direction`` (still accepted by
+        :func:`~hdbo.methods.make_method` with a ``FutureWarning``; not by
+        :class:`hdbo.Optimizer`, whose ``direction`` is "minimize" or "maximize").
     grid_fraction : float, default 0.5
         Fraction of ``acq_budget`` spent on the grid along the line, in (0, 1].
     acq_budget : int, optional
@@ -122,17 +127,18 @@ class LineBO(SubspaceUCBMixin, GPMethod):
 
     name = "line-bo"
     domain = "symmetric"
+    renamed_options = {"direction": "line_direction"}
 
     def __init__(
         self,
         bounds: Box | ArrayLike,
         *,
-        direction: str = "random",
+        line_direction: str = "random",
         grid_fraction: float = 0.5,
         **kwargs: Any,
     ) -> None:
         super().__init__(bounds, **kwargs)
-        self.direction = check_choice(direction, "direction", ("random", "coordinate"))
+        self.line_direction = check_choice(line_direction, "line_direction", ("random", "coordinate"))
         self.grid_fraction = check_real(grid_fraction, "grid_fraction", low=0, high=1, low_inclusive=False)
         self._set_subspace_dim(1)
         self.anchor_: Array | None = None
@@ -144,7 +150,7 @@ class LineBO(SubspaceUCBMixin, GPMethod):
 
     def _draw_direction(self) -> Array:
         D = self.dim
-        if self.direction == "coordinate":
+        if self.line_direction == "coordinate":
             v = np.zeros(D)
             v[self.rng.integers(D)] = 1.0
             return v

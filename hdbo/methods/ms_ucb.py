@@ -66,6 +66,7 @@ from .._validation import check_choice, check_int
 from ..acquisition import UCB
 from ..gp import GaussianProcess
 from ..space import Box
+from ._state import internal_indices, internal_int
 from ._subspace_common import MultiStartSubspaceMixin, resolve_tranthe_beta, stacked_lbfgsb
 from .gp_based import GPMethod
 from .registry import register
@@ -362,8 +363,8 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.subspace_seed_ = int(state["subspace_seed"])
-        self.y_dims_ = np.asarray(state["y_dims"], dtype=np.int64)
+        self.subspace_seed_ = internal_int(state, "subspace_seed", low=0, high=2**63 - 1)
+        self.y_dims_ = np.asarray(internal_indices(state, "y_dims", high=self.dim, length=self.d), dtype=np.int64)
         self.z_dims_ = np.setdiff1d(np.arange(self.dim), self.y_dims_)
         super()._set_internal_state(state)
 

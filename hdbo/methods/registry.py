@@ -2,16 +2,104 @@
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, Callable
 
 from numpy.typing import ArrayLike
 
 from ..space import Box
 from .base import Method
 
-__all__ = ["register", "get_method_class", "make_method", "available_methods"]
+__all__ = ["register", "get_method_class", "make_method", "available_methods", "option_names",
+           "reserve_option_names", "reserved_option_names", "option_spellings"]
 
 _REGISTRY: dict[str, type[Method]] = {}
+# Argument names of the public entry points (hdbo.minimize, hdbo.maximize, hdbo.Optimizer), set
+# by hdbo.api when it is imported: method options are passed as keyword arguments next to them.
+_RESERVED: dict[str, list[str]] = {}
+
+
+def option_names(cls: type[Method]) -> list[str]:
+    """The options of a method class: its constructor's keyword arguments along the class hierarchy.
+
+    ``bounds``, ``seed``, ``budget`` and ``structure`` (the arguments of :class:`Method`
+    itself) are not options.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Method` subclass.
+
+    Returns
+    -------
+    list of str
+        In the order the constructors declare them, most derived class first.
+    """
+    names: list[str] = []
+    for klass in cls.__mro__:
+        if klass is object or "__init__" not in vars(klass):
+            continue
+        for pname, p in inspect.signature(klass.__init__).parameters.items():
+            if pname in ("self", "bounds", "seed", "budget", "structure"):
+                continue
+            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or pname in names:
+                continue
+            names.append(pname)
+    return names
+
+
+def _check_options(cls: type[Method]) -> None:
+    """Refuse a method whose option names collide with API arguments or whose renames are inconsistent."""
+    own = option_names(cls)
+    clash = sorted(set(own) & set(_RESERVED))
+    if clash:
+        where = "; ".join(f"{n!r} is an argument of {', '.join(_RESERVED[n])}" for n in clash)
+        raise ValueError(f"method {cls.name!r} ({cls.__name__}) cannot register: its options are passed as keyword "
+                         f"arguments of hdbo.minimize/maximize/Optimizer, and {where}; rename the option")
+    for old, new in cls.renamed_options.items():
+        if old in own or new not in own:
+            raise ValueError(f"method {cls.name!r}: renamed_options maps {old!r} to {new!r}, but the method's "
+                             f"options are {own}")
+
+
+def reserve_option_names(*entry_points: Callable[..., Any]) -> None:
+    """Forbid method options named like an argument of the given functions (and check registered methods).
+
+    :mod:`hdbo.api` calls it with :func:`~hdbo.minimize`, :func:`~hdbo.maximize` and
+    :class:`~hdbo.Optimizer` when it is imported, so a method option can always be given as a
+    keyword argument of them; methods registered afterwards are checked by :func:`register`.
+
+    Parameters
+    ----------
+    *entry_points : callable
+        Functions or classes whose parameter names (``**kwargs`` and ``self`` excepted) no
+        method option may take.
+
+    Raises
+    ------
+    ValueError
+        If a method registered so far has an option of such a name.
+    """
+    for fn in entry_points:
+        target = fn.__init__ if inspect.isclass(fn) else fn
+        label = f"{fn.__module__.split('.')[0]}.{fn.__qualname__}"
+        for pname, p in inspect.signature(target).parameters.items():
+            if pname != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+                users = _RESERVED.setdefault(pname, [])
+                if label not in users:
+                    users.append(label)
+    for cls in _REGISTRY.values():
+        _check_options(cls)
+
+
+def reserved_option_names() -> frozenset[str]:
+    """Names no method option may take (see :func:`reserve_option_names`).
+
+    Returns
+    -------
+    frozenset of str
+    """
+    return frozenset(_RESERVED)
 
 
 def register(cls: type[Method]) -> type[Method]:
@@ -32,14 +120,47 @@ def register(cls: type[Method]) -> type[Method]:
     Raises
     ------
     ValueError
-        If ``cls.name`` is empty or already taken by another class.
+        If ``cls.name`` is empty or already taken by another class, or an option of the method
+        has the name of an argument of :func:`hdbo.minimize`, :func:`hdbo.maximize` or
+        :class:`hdbo.Optimizer` (``direction``, ``budget``, ``callback``, ...: options are
+        passed as keyword arguments next to them), or ``cls.renamed_options`` maps an old
+        name that is still an option or to a name that is not one.
     """
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no registry name")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise ValueError(f"method name {cls.name!r} is registered twice")
+    _check_options(cls)
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def option_spellings(method: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ways ``params`` may have been written, current names first (for stored run identities).
+
+    A run store identifies a run by the text of its method parameters; a store written before
+    an option was renamed (``cls.renamed_options``) holds the old name.
+
+    Parameters
+    ----------
+    method : str
+        Method name (an unregistered name gives ``[params]``).
+    params : dict
+        Method options, with current or old names.
+
+    Returns
+    -------
+    list of dict
+        ``params`` with every renamed option under its current name, then, if any renamed
+        option is present, under its old name.
+    """
+    cls = _REGISTRY.get(method) if isinstance(method, str) else None
+    if cls is None or not cls.renamed_options:
+        return [dict(params)]
+    current = cls.upgrade_params(params)
+    back = {new: old for old, new in cls.renamed_options.items()}
+    old = {back.get(k, k): v for k, v in current.items()}
+    return [current] if old == current else [current, old]
 
 
 def available_methods() -> list[str]:
@@ -92,7 +213,9 @@ def make_method(name: str, bounds: Box | ArrayLike, **kwargs: Any) -> Method:
         The search box.
     **kwargs
         Passed to the method's constructor: ``seed``, ``budget``, ``structure`` and the
-        method's own options.
+        method's own options. An option under a name it had before a rename
+        (``cls.renamed_options``, e.g. line-bo's ``direction``, now ``line_direction``) is
+        accepted with a ``FutureWarning``.
 
     Returns
     -------
@@ -115,12 +238,11 @@ def make_method(name: str, bounds: Box | ArrayLike, **kwargs: Any) -> Method:
     (2,)
     """
     cls = get_method_class(name)
+    kwargs = cls.upgrade_params(kwargs, warn=True)
     try:
         return cls(bounds, **kwargs)
     except TypeError as exc:
         if "unexpected keyword argument" in str(exc):
-            import inspect
-
-            valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "bounds")]
+            valid = ["seed", "budget", "structure", *option_names(cls)]
             raise TypeError(f"{exc}; method {name!r} takes: {', '.join(valid)}") from None
         raise

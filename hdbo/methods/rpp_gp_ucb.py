@@ -69,6 +69,7 @@ from .._validation import check_int, check_real
 from ..gp import GaussianProcess
 from ..space import Box
 from ..structure.projection import choose_alpha, delta_ratio, learn_projection, outer_box
+from ._state import internal_array, internal_float, internal_int
 from .add_gp_ucb import AddGPUCB
 from .registry import register
 
@@ -250,12 +251,15 @@ class RPPGPUCB(AddGPUCB):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.W_ = np.array(state["W"], dtype=float).reshape(self.dim, self.dim)
-        self.W_hat_ = np.array(state["W_hat"], dtype=float).reshape(self.dim, self.dim)
-        self.alpha_ = float(state["alpha"])
-        self.lml_before_w_, self.lml_after_w_ = state["lml_before_w"], state["lml_after_w"]
-        self.w_nfev_ = int(state["w_nfev"])
-        self._n_acq, self._n_out = int(state["n_acq"]), int(state["n_out"])
+        D = self.dim
+        self.W_ = internal_array(state, "W", shape=(D, D))
+        self.W_hat_ = internal_array(state, "W_hat", shape=(D, D))
+        self.alpha_ = internal_float(state, "alpha", low=0.0)
+        self.lml_before_w_ = internal_float(state, "lml_before_w", allow_none=True, finite=False)
+        self.lml_after_w_ = internal_float(state, "lml_after_w", allow_none=True, finite=False)
+        self.w_nfev_ = internal_int(state, "w_nfev", low=0)
+        self._n_acq = internal_int(state, "n_acq", low=0)
+        self._n_out = internal_int(state, "n_out", low=0, high=self._n_acq)
         super()._set_internal_state(state)  # refactorizes the GP on X_obs W_hat_
 
     def diagnostics(self) -> dict[str, Any]:

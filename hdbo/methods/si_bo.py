@@ -80,6 +80,7 @@ from ..structure.subspace import (
     orthonormal_rows,
     recover_subspace,
 )
+from ._state import internal_array, internal_field, internal_int, state_mapping
 from .registry import register
 from .subspace_ucb import SubspaceUCB, _refit_known_noise
 
@@ -348,10 +349,11 @@ class SIBO(SubspaceUCB):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self._design_seed = int(state["design_seed"])
+        self._design_seed = internal_int(state, "design_seed", low=0, high=2**63 - 1)
         self._design = None
-        self.subspace_ = None if state["subspace"] is None else np.asarray(state["subspace"], dtype=float)
-        self.estimate_info_ = dict(state["estimate_info"])
+        self.subspace_ = internal_array(state, "subspace", shape=(self.k, self.dim), allow_none=True)
+        self.estimate_info_ = dict(state_mapping(internal_field(state, "estimate_info"),
+                                                 "state['internal']['estimate_info']"))
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

@@ -58,6 +58,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_choice, check_int, check_real
 from ..space import Box
 from ..structure.embeddings import AnchoredEmbedding
+from ..exceptions import StateError
+from ._state import internal_int
 from .embedding_based import EmbeddingGPMethod, default_low_dim
 from .gp_based import GPMethod
 from .registry import register
@@ -258,8 +260,11 @@ class SRE(EmbeddingGPMethod):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.stage_ = int(state["stage"])
-        self._anchor_index = None if state["anchor_index"] is None else int(state["anchor_index"])
+        self.stage_ = internal_int(state, "stage", low=-1, high=self.stage_of(self.n_told))
+        self._anchor_index = internal_int(state, "anchor_index", low=0, high=self.n_told - 1, allow_none=True)
+        if self._anchor_index is not None and not np.isfinite(self._y[self._anchor_index]):
+            raise StateError(f"state['internal']['anchor_index'] must name a successful evaluation, got "
+                             f"{self._anchor_index} (a failed one)")
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

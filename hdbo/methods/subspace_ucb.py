@@ -60,6 +60,7 @@ from ..acquisition.maximizers import maximize
 from ..gp import GaussianProcess, Kernel, make_kernel
 from ..space import Box, as_box
 from ..structure.subspace import orthonormal_rows, principal_cosines
+from ._state import internal_array
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from .registry import register
@@ -527,7 +528,7 @@ class RandomSubspaceUCB(SubspaceUCB):
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
-        self.projection_ = np.asarray(state["projection"], dtype=float)
+        self.projection_ = internal_array(state, "projection", shape=(self.k, self.dim))
         super()._set_internal_state(state)
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from hdbo.methods import make_method
+import hdbo
+from hdbo.methods import Method, make_method
 from hdbo.methods.line_bo import line_segment
 
 from _runs import random_regrets, regrets
@@ -36,7 +40,7 @@ def test_line_segment_reaches_the_faces(rng):
 
 @pytest.mark.parametrize("direction", ["random", "coordinate"])
 def test_proposals_lie_on_the_line_through_the_best_guess(direction):
-    m = make_method("line-bo", BOX, seed=1, direction=direction, **FAST)
+    m = make_method("line-bo", BOX, seed=1, line_direction=direction, **FAST)
     for i in range(10):
         x = m.ask()
         assert np.all(x >= BOX[:, 0]) and np.all(x <= BOX[:, 1])
@@ -75,7 +79,7 @@ def test_line_maximizer_matches_a_dense_scan():
 @pytest.mark.parametrize(
     ("options", "exc", "match"),
     [
-        ({"direction": "diagonal"}, ValueError, "direction"),
+        ({"line_direction": "diagonal"}, ValueError, "line_direction"),
         ({"grid_fraction": 0.0}, ValueError, "grid_fraction"),
         ({"maximizer": "direct"}, ValueError, "maximizer"),
         ({"polish": True}, ValueError, "polish"),
@@ -85,6 +89,35 @@ def test_line_maximizer_matches_a_dense_scan():
 def test_invalid_options(options, exc, match):
     with pytest.raises(exc, match=match):
         make_method("line-bo", BOX, seed=0, **options)
+
+
+def test_line_direction_through_the_api_and_its_old_name():
+    """The option was called ``direction``, the name of the API's "minimize"/"maximize" argument."""
+    f = lambda x: float(np.sum(x ** 2))  # noqa: E731
+    res = hdbo.minimize(f, BOX, method="line-bo", line_direction="coordinate", budget=4, seed=0, n_init=2,
+                        acq_budget=50, n_restarts=0)
+    assert res.nfev == 4 and res.method.line_direction == "coordinate"
+    assert np.count_nonzero(res.method.direction_) == 1
+    with pytest.raises(ValueError, match="direction must be 'minimize' or 'maximize'.*'line_direction'"):
+        hdbo.Optimizer(BOX, method="line-bo", direction="coordinate")
+    # the old name still builds the method (with a warning) ...
+    with pytest.warns(FutureWarning, match="'direction' was renamed 'line_direction'"):
+        m = make_method("line-bo", BOX, seed=0, direction="coordinate")
+    assert m.line_direction == "coordinate" and m.get_params()["line_direction"] == "coordinate"
+    with pytest.raises(TypeError, match="twice"):
+        make_method("line-bo", BOX, direction="random", line_direction="coordinate")
+    # ... and a state saved with it loads silently, with the same next point
+    ref = make_method("line-bo", BOX, seed=2, line_direction="coordinate", n_init=2, acq_budget=50, n_restarts=0)
+    for _ in range(3):
+        x = ref.ask()
+        ref.tell(x, f(x))
+    state = json.loads(json.dumps(ref.state_dict()))
+    state["params"]["direction"] = state["params"].pop("line_direction")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resumed = Method.from_state(state)
+    assert resumed.line_direction == "coordinate"
+    assert_allclose(resumed.ask(), ref.ask())
 
 
 def test_beats_random_search_on_embedded_branin():

@@ -7,7 +7,9 @@ in FAST_OPTIONS; methods needing problem structure get it from STRUCTURE.
 
 from __future__ import annotations
 
+import copy
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -91,6 +93,107 @@ def test_json_state_roundtrip_resumes_exactly(name, split):
     light = json.loads(json.dumps(m2.state_dict(include_history=False)))
     resumed2 = Method.from_state(light, history=(m2.X_all, m2.y_all))
     assert_array_equal(resumed2.ask(), ref_xs[split])
+
+
+def _saved(name: str, steps: int = 6) -> tuple[Method, dict]:
+    m = build(name, seed=7)
+    run_with_failures(m, steps)
+    return m, json.loads(json.dumps(m.state_dict()))
+
+
+def _top_level_tampering(state: dict, name: str) -> list[tuple[str, dict]]:
+    """Malformed versions of a real state: each must raise StateError."""
+    cases = []
+    for key in state:
+        s = copy.deepcopy(state)
+        del s[key]
+        cases.append((f"no {key}", s))
+    lower = state["bounds"]["lower"]
+    other = "random" if name != "random" else "gp-ucb"
+    X, y = state["history"]["X"], state["history"]["y"]
+    outside = copy.deepcopy(X)
+    outside[1][0] = state["bounds"]["upper"][0] + 1.0
+    bad = {
+        "format": [5, "hdbo.method/0", None],
+        "method": [5, None, "nope", other],
+        "params": ["x", [], None, {**state["params"], "not_an_option": 1}, {**state["params"], "budget": -3}],
+        "bounds": ["x", None, {"lower": lower[:1], "upper": [v + 1 for v in lower[:1]]},
+                   {"lower": lower, "upper": lower}, {"lower": ["a"] * len(lower), "upper": lower}],
+        "seed": ["x", -1, 1.5, True],
+        "structure": ["x", 5, []],
+        "rng": ["x", None, {}, {"bit_generator": "seed"}, {**state["rng"], "state": "x"},
+                {**state["rng"], "state": {"state": -1, "inc": 1}}],
+        "n_told": ["x", -1, None, True, state["n_told"] + 1],
+        "internal": ["x", 5, None, []],
+        "history": ["x", None, {"X": X}, {"X": X, "y": y, "z": 1}, {"X": "x", "y": y}, {"X": outside, "y": y},
+                    {"X": [row[:-1] for row in X], "y": y}, {"X": X, "y": y[:-1]}, {"X": X, "y": ["a"] * len(y)},
+                    {"X": [[float("nan")] * len(lower)] + X[1:], "y": y}, {"X": X[:-1], "y": y[:-1]}],
+    }
+    for key, values in bad.items():
+        for v in values:
+            s = copy.deepcopy(state)
+            s[key] = v
+            cases.append((f"{key}={v!r:.40}", s))
+    cases += [("not a dict", "hello"), ("None", None), ("a list", [state]), ("extra field", {**state, "extra": 1})]
+    if state["internal"]:
+        cases.append(("internal={}", {**copy.deepcopy(state), "internal": {}}))
+    return cases
+
+
+def test_tampered_state_raises_state_error(name):
+    from hdbo.exceptions import StateError
+
+    m, state = _saved(name)
+    assert Method.from_state(copy.deepcopy(state)).n_told == m.n_told  # the real state loads
+    for what, bad in _top_level_tampering(state, name):
+        try:
+            Method.from_state(bad)
+        except StateError:
+            continue
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"{name}: tampered state ({what}) raised {type(exc).__name__}: {exc}")
+        pytest.fail(f"{name}: tampered state ({what}) was accepted")
+    light = m.state_dict(include_history=False)
+    for hist in ["x", (m.X_all,), (m.X_all[:-1], m.y_all), (m.X_all, m.y_all[:-1]), (m.X_all + 100.0, m.y_all)]:
+        with pytest.raises(StateError):
+            Method.from_state(light, history=hist)
+
+
+def _internal_tampering(internal: dict) -> list[tuple[str, dict]]:
+    cases = []
+    for key in internal:
+        without = copy.deepcopy(internal)
+        del without[key]
+        cases.append((f"no {key}", without))
+        for v in ("x", None, -1, 10**6, 0.5, [], [-1], {}, [[1e300]]):
+            changed = copy.deepcopy(internal)
+            changed[key] = v
+            cases.append((f"{key}={v!r}", changed))
+    return cases
+
+
+def test_tampered_internal_state_raises_state_error_or_still_runs(name):
+    """Each entry of state['internal'] removed or replaced: StateError, or a method that works."""
+    from hdbo.exceptions import StateError
+
+    _, state = _saved(name)
+    for what, internal in _internal_tampering(state["internal"]):
+        bad = {**copy.deepcopy(state), "internal": internal}
+        try:
+            resumed = Method.from_state(bad)
+        except StateError:
+            continue
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"{name}: internal state ({what}) raised {type(exc).__name__}: {exc}")
+        try:  # loaded: it must go on working
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for _ in range(2):
+                    x = resumed.ask()
+                    assert np.all(x >= BOUNDS[:, 0]) and np.all(x <= BOUNDS[:, 1])
+                    resumed.tell(x, objective(x))
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"{name}: internal state ({what}) loaded, then {type(exc).__name__}: {exc}")
 
 
 def test_failed_evaluations_are_kept_out_of_the_model(name):
