@@ -569,7 +569,15 @@ def _pid_alive(pid: int) -> bool:
         return True
     except OSError:
         return False
-    return True
+    # A process that has exited but not been reaped yet (a zombie, e.g. an orphaned worker
+    # waiting for init) still answers signal 0; on Linux its /proc entry says so.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True  # no /proc (not Linux) or the entry vanished: trust the signal test
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+    return state not in (b"Z", b"X")
 
 
 @dataclass

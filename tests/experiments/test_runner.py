@@ -642,7 +642,9 @@ def test_runs_that_kill_every_worker_are_not_retried(tmp_path, killer_problem):
     doomed = [make_config(problem=killer_problem, problem_params={"dim": 2, "at": 1}, seed=s, budget=6) for s in (0, 1)]
     configs = [doomed[0], make_config(seed=0, budget=4), doomed[1], make_config(seed=1, budget=4)]
     summary = run_many(tmp_path / "w.db", configs, workers=2, progress=False)
-    assert [c for c, _ in summary.interrupted] == doomed and summary.n_finished == 2
+    # the two doomed runs die in whichever order the workers reach them
+    assert sorted((c for c, _ in summary.interrupted), key=lambda c: c.seed) == doomed
+    assert summary.n_finished == 2
     assert all(t.endswith("(after 0 of 6 evaluations)") for _, t in summary.interrupted)
     with RunStore(tmp_path / "w.db") as s:
         assert [s.find_run(c).status for c in configs] == ["failed", "finished", "failed", "finished"]

@@ -433,3 +433,27 @@ def test_seed_and_budget_fit_in_a_store_integer():
     with RunStore(":memory:") as store:  # the largest values do round-trip
         rec = store.get_or_create_run(make_config(seed=big - 1, budget=big - 1))
         assert (rec.config.seed, rec.config.budget) == (big - 1, big - 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="zombie detection reads /proc (Linux)")
+def test_pid_alive_treats_an_unreaped_process_as_dead():
+    """A worker that exited but was not reaped yet (a zombie) owns nothing any more."""
+    import os
+    import subprocess
+    import sys
+
+    from hdbo.experiments.store import _pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    assert _pid_alive(os.getpid())
+    deadline = time.time() + 30
+    while time.time() < deadline:  # wait until it has exited, without reaping it
+        with open(f"/proc/{child.pid}/stat", "rb") as fh:
+            if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                break
+        time.sleep(0.05)
+    try:
+        assert not _pid_alive(child.pid)
+    finally:
+        child.wait()
+    assert not _pid_alive(child.pid)
