@@ -6,6 +6,9 @@
             pool, Dask), with progress counted in evaluations.
 ``spec``    :func:`load_spec` / :func:`find_specs`: TOML experiment specs with quick/full
             scales, paper values and :class:`Claim` s.
+``plugins`` :func:`load_plugins`: import the user's modules that register problems and methods
+            (specs and command lines name registered ones only, never ``module:attr``).
+``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that cannot fit.
 ``report``  :func:`aggregate`, :func:`check_claims`, :func:`write_report`: markdown tables,
             claim verdicts (:class:`ClaimCheck`) and regret plots.
 
@@ -22,7 +25,9 @@ Examples
 
 from __future__ import annotations
 
+from .plugins import load_plugins
 from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claims, render_markdown, write_report
+from .resources import check_memory, estimate_run_memory
 from .runner import RunResult, RunSummary, run_many, run_one
 from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
 from .store import (
@@ -36,6 +41,7 @@ from .store import (
     RunOwner,
     RunRecord,
     RunStore,
+    StoreError,
 )
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "RunOwner",
     "RunClaim",
     "ClaimLostError",
+    "StoreError",
     "Evaluation",
     "EvaluationArrays",
     "SCHEMA_VERSION",
@@ -63,6 +70,10 @@ __all__ = [
     "load_spec",
     "parse_spec",
     "find_specs",
+    # plugins and resources
+    "load_plugins",
+    "estimate_run_memory",
+    "check_memory",
     # reports
     "aggregate",
     "check_claims",
