@@ -27,6 +27,16 @@ from .additive import KANDASAMY2015_CONFIGS, additive_trimodal, trimodal  # also
 from .projected import projected_trimodal  # also registers it (Li et al. 2016)
 from .subspace import branin_subspace, gabor_neuron, gp_subspace  # also registers them (Djolonga et al. 2013)
 from .gp_samples import chen_beale, chen_branin, gp_sample, quad, quadmix  # also registers them (Chen et al. 2012)
+from .suite import (  # also registers them (the issue-18 comparison suite; suite-svm needs scikit-learn)
+    suite_ackley,
+    suite_branin_rotated,
+    suite_hartmann6_hidden,
+    suite_hartmann6_rotated,
+    suite_levy,
+    suite_rosenbrock,
+    suite_styblinski_tang,
+    suite_svm,
+)
 
 __all__ = [
     "Problem",
@@ -57,4 +67,12 @@ __all__ = [
     "quadmix",
     "chen_branin",
     "chen_beale",
+    "suite_levy",
+    "suite_ackley",
+    "suite_styblinski_tang",
+    "suite_rosenbrock",
+    "suite_hartmann6_hidden",
+    "suite_hartmann6_rotated",
+    "suite_branin_rotated",
+    "suite_svm",
 ]
