@@ -27,9 +27,10 @@ from .additive import KANDASAMY2015_CONFIGS, additive_trimodal, trimodal  # also
 from .projected import projected_trimodal  # also registers it (Li et al. 2016)
 from .subspace import branin_subspace, gabor_neuron, gp_subspace  # also registers them (Djolonga et al. 2013)
 from .gp_samples import chen_beale, chen_branin, gp_sample, quad, quadmix  # also registers them (Chen et al. 2012)
-from .suite import (  # also registers them (the issue-18 comparison suite; suite-svm needs scikit-learn)
+from .suite import (  # also registers them (the issue-18 comparison suite; suite-svm needs scikit-learn, suite-halfcheetah gymnasium[mujoco])
     suite_ackley,
     suite_branin_rotated,
+    suite_halfcheetah,
     suite_hartmann6_hidden,
     suite_hartmann6_rotated,
     suite_levy,
@@ -75,4 +76,5 @@ __all__ = [
     "suite_hartmann6_rotated",
     "suite_branin_rotated",
     "suite_svm",
+    "suite_halfcheetah",
 ]

@@ -19,6 +19,7 @@ name                        D      function
 ``suite-hartmann6-rotated`` 100    Hartmann-6 through 6 random orthonormal directions (also 300)
 ``suite-branin-rotated``    100    Branin through 2 random orthonormal directions
 ``suite-svm``               32     RBF-SVM on breast-cancer data, 5-fold CV error (no optimum)
+``suite-halfcheetah``       102    linear policy for MuJoCo HalfCheetah-v5, return (no optimum)
 =========================== ====== ==============================================================
 
 The map from the cube to the function (the "shift")
@@ -77,7 +78,7 @@ problem (:data:`PROBLEM_IDS`); then, in this order:
    coordinate ``active[j]`` plays the role of the function's coordinate ``j``); rotated
    problems: ``Q, R = np.linalg.qr(rng.standard_normal((D, k)))`` and ``A = Q.T`` (orthonormal
    rows; as in :func:`hdbo.problems.subspace.random_orthonormal_rows`);
-3. ``suite-svm``: see :func:`suite_svm`.
+3. ``suite-svm`` and ``suite-halfcheetah``: see :func:`suite_svm` and :func:`suite_halfcheetah`.
 
 ``instance`` defaults to the registry's ``seed`` (and to 0 without one): ``get(name, dim=D,
 seed=k)`` is instance ``k``, so an experiment's run with seed ``k`` is on instance ``k``
@@ -116,6 +117,7 @@ __all__ = [
     "suite_hartmann6_rotated",
     "suite_branin_rotated",
     "suite_svm",
+    "suite_halfcheetah",
 ]
 
 Array = NDArray[np.float64]
@@ -130,6 +132,7 @@ PROBLEM_IDS: dict[str, int] = {
     "suite-hartmann6-rotated": 1806,
     "suite-branin-rotated": 1807,
     "suite-svm": 1808,
+    "suite-halfcheetah": 1809,
 }
 
 
@@ -627,6 +630,127 @@ def suite_svm(*, instance: int | None = None, seed: int | None = None,
     )
 
 
+# --------------------------------------------------------------------------- HalfCheetah
+#: Interval of each policy weight before the instance's offset.
+HALFCHEETAH_WEIGHT_BOUNDS = (-1.0, 1.0)
+
+
+def _import_gymnasium() -> Any:
+    try:
+        import gymnasium
+        import mujoco  # noqa: F401
+    except ImportError as exc:
+        raise ModuleNotFoundError(
+            f"problem 'suite-halfcheetah' needs gymnasium[mujoco], which is not installed ({exc}); "
+            f"{SUITE_INSTALL}",
+            name="gymnasium",
+        ) from None
+    return gymnasium
+
+
+class _HalfCheetahReturn:
+    """``U (n, 102) -> return`` of the linear policy ``a = clip(W obs, -1, 1)``, one episode per row.
+
+    The environment is made on first use and not pickled (a copy makes its own).
+    """
+
+    def __init__(self, lower: Array, width: float, episode_seed: int, steps: int) -> None:
+        self.lower, self.width, self.episode_seed, self.steps = lower, width, episode_seed, steps
+        self._env: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_env"] = None
+        return state
+
+    def episode_return(self, weights: Array) -> float:
+        """Return of one episode (reset with the fixed seed) under the weights (6 x 17, row-major)."""
+        if self._env is None:
+            gymnasium = _import_gymnasium()
+            self._env = gymnasium.make("HalfCheetah-v5", max_episode_steps=self.steps)
+        W = weights.reshape(6, 17)
+        obs, _ = self._env.reset(seed=self.episode_seed)
+        total = 0.0
+        for _ in range(self.steps):
+            obs, reward, terminated, truncated, _ = self._env.step(np.clip(W @ obs, -1.0, 1.0))
+            total += float(reward)
+            if terminated or truncated:
+                break
+        return total
+
+    def __call__(self, U: Array) -> Array:
+        P = self.lower + self.width * U
+        return np.array([self.episode_return(p) for p in P])
+
+
+def suite_halfcheetah(*, instance: int | None = None, seed: int | None = None,
+                      noise_std: float = 0.0, steps: int = 1000) -> Problem:
+    """A linear policy for gymnasium's MuJoCo ``HalfCheetah-v5``; ``f`` = the episode's return.
+
+    Needs gymnasium with MuJoCo (``pip install 'hdbo[suite]'``; no download at run time). The
+    102 coordinates of ``u in [0, 1]^102`` are the weights of ``W`` (6 x 17, row-major), the
+    action being ``clip(W obs, -1, 1)`` on the raw 17-D observation: ``W = -1 + delta + 2 u``
+    with an offset ``delta_j ~ U(-1/4, 1/4)`` drawn from the instance (the centre of the cube
+    is not the zero policy). ``f`` is the (undiscounted) return of one episode of ``steps``
+    steps, the environment reset with a fixed seed drawn from the instance; it is to be
+    maximized (``-f`` is the usual minimization form).
+
+    Parameters
+    ----------
+    instance : int, optional
+        Instance (>= 0): ``rng = np.random.default_rng([instance, 1809])``; ``delta =
+        rng.uniform(-1, 1, 102) / 4``, then the episode seed ``int(rng.integers(2**31))``.
+    seed : int, optional
+        The instance when ``instance`` is not given (the registry passes its ``seed``).
+    noise_std : float, default 0.0
+        Standard deviation of extra observation noise (the episode itself is deterministic).
+    steps : int, default 1000
+        Episode length (HalfCheetah never terminates early; 1000 is its standard length).
+
+    Returns
+    -------
+    Problem
+        ``dim = 102``, ``optimum_value = None``, ``optimizer = None`` (unknown). Instead
+        ``structure["reference_value"]`` is the return of the zero policy (``W = 0``; about
+        ``-0.7`` for 1000 steps: standing nearly still costs nothing and earns nothing; random
+        policies score about -300 to -3000) and
+        ``structure["reference_point"]`` is that point in the cube (``u = (1 - delta) / 2``).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If gymnasium or mujoco is not installed (the message names the extra).
+    TypeError, ValueError
+        If ``instance`` is not an int >= 0, ``steps`` not an int >= 1 or ``noise_std`` not a
+        finite number >= 0.
+
+    Notes
+    -----
+    One evaluation (1000 steps) takes about 0.04 s.
+    """
+    name = "suite-halfcheetah"
+    instance = _check_instance(instance, seed)
+    steps = check_int(steps, "steps", low=1)
+    _import_gymnasium()
+    rng = _instance_rng(name, instance)
+    lo, hi = HALFCHEETAH_WEIGHT_BOUNDS
+    delta = rng.uniform(-1.0, 1.0, 102) / 4.0
+    episode_seed = int(rng.integers(2**31))
+    fun = _HalfCheetahReturn(lo + delta, hi - lo, episode_seed, steps)
+    reference_point = (0.0 - fun.lower) / fun.width
+    return Problem(
+        fun,
+        Box.unit(102),
+        name=name,
+        noise_std=noise_std,
+        structure={
+            "reference_value": fun.episode_return(np.zeros(102)),
+            "reference_point": reference_point.tolist(),
+        },
+        params={"name": name, "instance": instance, "steps": steps, "noise_std": float(noise_std)},
+    )
+
+
 # --------------------------------------------------------------------------- registration
 register_problem("suite-levy", suite_levy)
 register_problem("suite-ackley", suite_ackley)
@@ -636,3 +760,4 @@ register_problem("suite-hartmann6-hidden", suite_hartmann6_hidden, min_dim=6)
 register_problem("suite-hartmann6-rotated", suite_hartmann6_rotated, min_dim=6)
 register_problem("suite-branin-rotated", suite_branin_rotated, min_dim=2)
 register_problem("suite-svm", suite_svm, native_dim=32)
+register_problem("suite-halfcheetah", suite_halfcheetah, native_dim=102)

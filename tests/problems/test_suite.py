@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import sys
 import time
 
@@ -119,7 +120,7 @@ def test_vectorized_at_suite_dimension(name: str, dim: int) -> None:
 def test_one_evaluation_time() -> None:
     """Measured and printed, not asserted (``pytest -s`` shows the numbers)."""
     lines = []
-    for name, dim in [(n, d) for n, d, _ in OPTIMA] + [("suite-svm", 32)]:
+    for name, dim in [(n, d) for n, d, _ in OPTIMA] + [("suite-svm", 32), ("suite-halfcheetah", 102)]:
         p = get(name, dim=dim, instance=1)
         x = np.random.default_rng(0).random(dim)
         p(x)
@@ -128,7 +129,7 @@ def test_one_evaluation_time() -> None:
             p(x)
         lines.append(f"{name} (D={dim}): {(time.perf_counter() - t) / 3 * 1e3:.2f} ms per evaluation")
     print("\n" + "\n".join(lines))
-    assert len(lines) == len(OPTIMA) + 1
+    assert len(lines) == len(OPTIMA) + 2
 
 
 def test_instance_is_checked() -> None:
@@ -178,3 +179,34 @@ def test_svm_without_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "sklearn.svm", None)
     with pytest.raises(ModuleNotFoundError, match=r"scikit-learn.*hdbo\[suite\]"):
         get("suite-svm", instance=1)
+
+
+# --------------------------------------------------------------------------- HalfCheetah
+def test_halfcheetah_reference_value_and_instances() -> None:
+    p1, p1b, p2 = (get("suite-halfcheetah", instance=1), get("suite-halfcheetah", seed=1),
+                   get("suite-halfcheetah", instance=2))
+    assert p1.dim == 102 and p1.optimum_value is None and p1.optimizer is None
+    ref = p1.structure["reference_value"]
+    point = np.array(p1.structure["reference_point"])
+    assert np.all((point > 0.3) & (point < 0.7)) and not np.allclose(point, 0.5, atol=0.05)
+    assert p1(point) == ref and -5.0 < ref < 0.0  # the zero policy stands nearly still
+    X = np.random.default_rng(0).random((2, 102))
+    f = p1(X)
+    assert np.array_equal(f, p1b(X)) and np.all(f < ref - 10.0)  # random policies do worse
+    assert not np.array_equal(f, p2(X))
+    assert not np.allclose(point, p2.structure["reference_point"])
+    again = pickle.loads(pickle.dumps(p1))  # the environment is not pickled, but rebuilt
+    assert again(point) == ref
+
+
+def test_halfcheetah_steps_and_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    short = get("suite-halfcheetah", instance=1, steps=10)
+    assert short.params["steps"] == 10
+    ref = short.structure["reference_value"]
+    assert short(np.array(short.structure["reference_point"])) == ref
+    assert ref != get("suite-halfcheetah", instance=1).structure["reference_value"]
+    with pytest.raises(ValueError, match="steps"):
+        get("suite-halfcheetah", instance=1, steps=0)
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(ModuleNotFoundError, match=r"gymnasium\[mujoco\].*hdbo\[suite\]"):
+        get("suite-halfcheetah", instance=1)
