@@ -12,9 +12,19 @@ defaults do not fit there need an entry.
 ``REQUIRED_OPTIONS``: the options without which a method cannot run on a 5-dimensional box whose
 problem gives no structure (everything else at its default); for the small-budget and the
 option tests (``tests/methods/test_small_budgets.py``, ``tests/methods/test_options.py``).
+
+``method_params()``: every registered method as a pytest parameter, the peers whose packages
+(the ``peers`` extra) are missing marked as skipped with the reason.
 """
 
 from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from hdbo.methods import available_methods
+from hdbo.methods.peers import PEER_PACKAGES, PEERS_INSTALL
 
 FAST_OPTIONS: dict[str, dict] = {
     "gp-ucb": {"n_init": 4, "acq_budget": 150},
@@ -45,6 +55,11 @@ FAST_OPTIONS: dict[str, dict] = {
     # One round of 5 pairs needs 10 evaluations; the failures at 2 and 7 make the budget run out
     # within it (ranking of the coordinates sampled so far), then GP-UCB on the 2 kept.
     "cws": {"n_select": 2, "rounds": 1, "selection_budget": 10, "acq_budget": 150},
+    # Peers: a few model-based proposals per 12-step run, with small acquisition searches.
+    "peer:botorch": {"n_init": 8, "num_restarts": 2, "raw_samples": 32},
+    "peer:tpe": {"n_startup_trials": 4},
+    "peer:optuna-gp": {"n_startup_trials": 10},  # Optuna's GP proposal takes about a second
+    "peer:cma": {"popsize": 4},  # generations end at 4, 8, 12: resumes inside and at their ends
 }
 
 
@@ -76,6 +91,9 @@ RUNNER_OPTIONS: dict[str, dict] = {
     "random-subspace-ucb": {"n_init": 2, "k": 1, "grid_points": 51, "refit_every": 1},
     "exact-subspace-ucb": {"n_init": 2, "subspace": [[1.0, 0.5]], "grid_points": 51, "refit_every": 1},
     "highdim-random-ucb": {"n_init": 2, "n_candidates": 100, "refit_every": 1},
+    "peer:botorch": {"n_init": 4, "num_restarts": 2, "raw_samples": 32},
+    "peer:tpe": {"n_startup_trials": 4},
+    "peer:optuna-gp": {"n_startup_trials": 7},
 }
 
 
@@ -83,3 +101,18 @@ REQUIRED_OPTIONS: dict[str, dict] = {
     "cws": {"n_select": 2, "rounds": 1},
     "exact-subspace-ucb": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]},
 }
+
+
+def missing_packages(name: str) -> list[str]:
+    """The packages a method needs that are not installed (only peers need any)."""
+    return [m for m in PEER_PACKAGES.get(name, ()) if importlib.util.find_spec(m) is None]
+
+
+def method_params(names: list[str] | None = None) -> list:
+    """Registered method names as pytest parameters; a peer whose packages are missing is skipped."""
+    out = []
+    for name in available_methods() if names is None else names:
+        missing = missing_packages(name)
+        reason = f"{name} needs {', '.join(missing)} (the 'peers' extra): {PEERS_INSTALL}"
+        out.append(pytest.param(name, marks=pytest.mark.skipif(bool(missing), reason=reason)))
+    return out

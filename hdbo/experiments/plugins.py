@@ -171,11 +171,13 @@ def check_registry_name(name: object, what: str) -> str:
         ``name`` is not a non-empty string.
     ValueError
         ``name`` contains ``":"`` (an import path); the message says how to register a
-        problem or method of your own.
+        problem or method of your own. A method named ``peer:NAME`` (the registered peers,
+        ``peer:botorch`` ...) is the one exception: a method is only looked up in the
+        registry, so such a name imports nothing.
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"{what} must be a non-empty string, got {name!r}")
-    if ":" in name:
+    if ":" in name and not (what == "method" and name.startswith("peer:") and ":" not in name[5:]):
         raise ValueError(
             f"{what} {name!r} looks like 'module:attr'; a {what} is named by its registry name only "
             f"and nothing is imported from a name ({PLUGIN_HELP})"

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from _fast_options import FAST_OPTIONS
+from _fast_options import FAST_OPTIONS, method_params
 
-from hdbo.methods import Method, available_methods, get_method_class, make_method
+from hdbo.methods import Method, get_method_class, make_method
 
 BOUNDS = np.array([[-2.0, 3.0], [0.0, 1.0], [10.0, 20.0], [-1.0, 1.0], [0.0, 5.0]])
 N_STEPS = 12
@@ -41,7 +41,7 @@ def run(m: Method, steps: int) -> list[np.ndarray]:
     return xs
 
 
-@pytest.fixture(params=available_methods())
+@pytest.fixture(params=method_params())
 def name(request) -> str:
     return request.param
 

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pytest
 
-from _fast_options import REQUIRED_OPTIONS
+from _fast_options import REQUIRED_OPTIONS, method_params
 
 import hdbo
-from hdbo.methods import available_methods, get_method_class
+from hdbo.methods import get_method_class
 
 BOUNDS = [(-1.0, 2.0)] * 5
 
@@ -26,7 +26,7 @@ def _takes(name: str, option: str) -> bool:
 
 
 @pytest.mark.parametrize("budget", [1, 2, 3, 5])
-@pytest.mark.parametrize("name", available_methods())
+@pytest.mark.parametrize("name", method_params())
 def test_every_budget_runs_or_is_refused_when_built(name, budget):
     # only the options a method cannot run without, plus a small acquisition budget for speed
     options = dict(REQUIRED_OPTIONS.get(name, {}))

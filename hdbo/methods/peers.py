@@ -1,0 +1,459 @@
+"""Peers: the optimizers people use today, wrapped as hdbo methods (optional extra ``peers``).
+
+``peer:botorch`` (BoTorch's vanilla GP with LogEI), ``peer:tpe`` and ``peer:optuna-gp``
+(Optuna's TPE and GP samplers) and ``peer:cma`` (CMA-ES from the ``cma`` package) run through
+``hdbo run``, the store, :func:`hdbo.minimize` and :class:`hdbo.Optimizer` exactly like hdbo's
+own methods. They are registered whether or not their packages are installed; the packages are
+imported when a peer is built, and a missing one raises :class:`ModuleNotFoundError` naming
+the extra. Install torch's CPU wheel first (otherwise pip pulls the CUDA build, about 5.5 GB)::
+
+    pip install torch==2.13.0
+    pip install -e ".[peers]"
+
+Every peer works in the unit cube (the user's box mapped affinely), maximizes (hdbo's
+convention; BoTorch maximizes too, Optuna's study is created with ``direction="maximize"``,
+CMA-ES minimizes ``-y``) and keeps its state as data: the history, the method's generator
+and, for BoTorch and CMA-ES, a few numbers drawn at construction. A resumed peer rebuilds its
+library object from the stored evaluations (:meth:`Method.from_state`); each wrapper is
+written so that the rebuilt object is the one an uninterrupted run holds, so resumed runs
+propose the same points (tested), as long as the library versions are the same (a different
+BoTorch, Optuna or cma release may change later proposals).
+
+Proposal time is measured by :func:`hdbo.minimize`, :class:`hdbo.Optimizer` and the run
+store around :meth:`Method.ask`, as for every method.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import warnings
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_int
+from ._state import internal_array, internal_int
+from .base import Method
+from .registry import register
+
+__all__ = ["BoTorchPeer", "OptunaTPEPeer", "OptunaGPPeer", "CMAPeer", "PEER_PACKAGES", "PEERS_INSTALL",
+           "require_peer_packages"]
+
+# The modules each peer imports when it is built.
+PEER_PACKAGES: dict[str, tuple[str, ...]] = {
+    "peer:botorch": ("torch", "gpytorch", "botorch"),
+    "peer:tpe": ("optuna",),
+    "peer:optuna-gp": ("optuna", "torch", "scipy"),
+    "peer:cma": ("cma",),
+}
+
+PEERS_INSTALL = ('install torch\'s CPU wheel first, `pip install torch==2.13.0` (otherwise pip pulls the CUDA '
+                 'build, about 5.5 GB), then the extra: `pip install -e ".[peers]"` (or `pip install botorch optuna '
+                 'cma`)')
+
+
+def require_peer_packages(method: str, *modules: str) -> list[Any]:
+    """Import the packages a peer needs, or raise one clear error naming the ``peers`` extra.
+
+    Parameters
+    ----------
+    method : str
+        The peer's registry name (for the message).
+    *modules : str
+        Module names to import.
+
+    Returns
+    -------
+    list of module
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If a module is missing; the message names the method, the module and how to install
+        the extra.
+    """
+    out = []
+    for mod in modules:
+        try:
+            out.append(importlib.import_module(mod))
+        except ImportError as exc:
+            raise ModuleNotFoundError(f"method {method!r} needs the package {mod!r}, which is not installed "
+                                      f"({exc}); {PEERS_INSTALL}", name=mod) from None
+    return out
+
+
+def _seed_from(rng: np.random.Generator) -> int:
+    return int(rng.integers(2**31 - 1))
+
+
+@contextlib.contextmanager
+def _torch_one_thread() -> Iterator[None]:
+    """Run a block with torch's intra-op threads at 1 (restored afterwards).
+
+    The GP matrices here have at most a few hundred rows, where threads only compete, as for
+    hdbo's own BLAS (``hdbo._threads``; the experiment runner's workers run with one thread):
+    one BoTorch fit on 10 points in D = 5 took 0.08 s with one thread and 0.7-2.3 s with
+    torch's default 2 on the loaded 2-core development machine.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+# =========================================================================== BoTorch
+@register
+class BoTorchPeer(Method):
+    """BoTorch's vanilla Bayesian optimization: ``SingleTaskGP`` + analytic LogEI (``peer:botorch``).
+
+    After an initial design of ``n_init`` scrambled Sobol points (scipy's ``qmc.Sobol``, seeded
+    from the method's generator), every proposal fits a fresh ``SingleTaskGP`` to the
+    successful evaluations with BoTorch's current defaults: inputs in the unit cube (the box
+    mapped affinely), outcomes standardized (``Standardize``), a Matern-5/2 ARD kernel with
+    the dimension-scaled log-normal length-scale prior of Hvarfner et al. (ICML 2024) and
+    BoTorch's default noise prior; its hyperparameters are fitted with ``fit_gpytorch_mll``
+    (maximum a posteriori). The next point maximizes ``LogExpectedImprovement`` (analytic,
+    ``best_f`` = the best value so far) with ``optimize_acqf(q=1, num_restarts=10,
+    raw_samples=512)`` over the unit cube, the values of BoTorch's tutorials. Double
+    precision throughout, on one torch thread (see ``_torch_one_thread``); torch's random state is seeded from the method's generator before
+    each proposal inside ``torch.random.fork_rng`` (the caller's torch state is untouched), so a
+    run is deterministic under ``seed`` and a resumed run proposes what an uninterrupted one
+    would (the fit starts from BoTorch's defaults each time, never from the previous fit).
+
+    Failed evaluations are never shown to the GP; with fewer than two successes after the
+    initial design the proposal is a uniformly random point. If the fit or the acquisition
+    optimization raises, a ``RuntimeWarning`` is issued and a random point proposed.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    seed : int, Generator or None
+        Random source (the Sobol design and torch's seed at each proposal).
+    budget : int, optional
+        Unused.
+    structure : dict, optional
+        Unused.
+    n_init : int, default 10
+        Size of the initial Sobol design (hdbo's GP methods' default; BoTorch's tutorials use
+        2 (D + 1), which exceeds a budget of 100 beyond D = 48).
+    num_restarts : int, default 10
+        ``optimize_acqf``'s number of L-BFGS-B restarts.
+    raw_samples : int, default 512
+        ``optimize_acqf``'s number of raw samples for choosing the restarts.
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If torch, botorch or gpytorch is missing (install the ``peers`` extra).
+    """
+
+    name = "peer:botorch"
+
+    def __init__(self, bounds, *, n_init: int = 10, num_restarts: int = 10, raw_samples: int = 512,
+                 **kwargs: Any) -> None:
+        super().__init__(bounds, **kwargs)
+        self.n_init = check_int(n_init, "n_init", low=1)
+        self.num_restarts = check_int(num_restarts, "num_restarts", low=1)
+        self.raw_samples = check_int(raw_samples, "raw_samples", low=1)
+        require_peer_packages(self.name, *PEER_PACKAGES[self.name])
+        from scipy.stats import qmc
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Sobol balance warning when n_init is not a power of 2
+            self._design = qmc.Sobol(self.dim, scramble=True, seed=_seed_from(self.rng)).random(self.n_init)
+
+    def _ask(self) -> NDArray[np.float64]:
+        if self.n_told < self.n_init:
+            return self._design[self.n_told].copy()
+        X, y = self.X_obs, self.y_obs
+        if y.size < 2:
+            return self.rng.random(self.dim)
+        seed = _seed_from(self.rng)
+        try:
+            return self._propose(X, y, seed)
+        except Exception as exc:  # noqa: BLE001  (a library failure must not end a run)
+            warnings.warn(f"{self.name}: GP fit or LogEI optimization failed ({type(exc).__name__}: {exc}); "
+                          "proposing a random point", RuntimeWarning, stacklevel=3)
+            return self.rng.random(self.dim)
+
+    def _propose(self, X: NDArray[np.float64], y: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
+        import torch
+        from botorch.acquisition.analytic import LogExpectedImprovement
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from botorch.models.transforms.outcome import Standardize
+        from botorch.optim import optimize_acqf
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+
+        with torch.random.fork_rng(devices=[]), _torch_one_thread(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # BoTorch's optimization-progress and input-data warnings
+            torch.manual_seed(seed)
+            tX = torch.tensor(X, dtype=torch.float64)
+            tY = torch.tensor(y, dtype=torch.float64).unsqueeze(-1)
+            model = SingleTaskGP(tX, tY, outcome_transform=Standardize(m=1))
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+            acq = LogExpectedImprovement(model, best_f=tY.max())
+            box = torch.stack([torch.zeros(self.dim, dtype=torch.float64), torch.ones(self.dim, dtype=torch.float64)])
+            cand, _ = optimize_acqf(acq, bounds=box, q=1, num_restarts=self.num_restarts,
+                                    raw_samples=self.raw_samples)
+        return np.clip(cand.detach().numpy().reshape(-1).astype(float), 0.0, 1.0)
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        return {"design": self._design.tolist()}
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self._design = internal_array(state, "design", shape=(self.n_init, self.dim), low=0.0, high=1.0)
+
+
+# =========================================================================== Optuna
+class _OptunaPeer(Method):
+    """An Optuna sampler driven through ask/tell on an in-memory study (one float per coordinate)."""
+
+    def __init__(self, bounds, *, n_startup_trials: int = 10, **kwargs: Any) -> None:
+        super().__init__(bounds, **kwargs)
+        self.n_startup_trials = check_int(n_startup_trials, "n_startup_trials", low=0)
+        require_peer_packages(self.name, *PEER_PACKAGES[self.name])
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        raise NotImplementedError
+
+    def _ask(self) -> NDArray[np.float64]:
+        import optuna
+        from optuna.distributions import FloatDistribution
+        from optuna.trial import TrialState, create_trial
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        names = [f"x{i}" for i in range(self.dim)]
+        dists = {n: FloatDistribution(0.0, 1.0) for n in names}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study = optuna.create_study(direction="maximize", sampler=self._sampler(optuna, _seed_from(self.rng)))
+        U = np.clip(self.to_canonical(self.X_all), 0.0, 1.0)
+        trials = []
+        for u, y in zip(U, self.y_all):
+            ok = bool(np.isfinite(y))
+            trials.append(create_trial(params={n: float(v) for n, v in zip(names, u)}, distributions=dists,
+                                       value=float(y) if ok else None,
+                                       state=TrialState.COMPLETE if ok else TrialState.FAIL))
+        study.add_trials(trials)
+        threads = _torch_one_thread() if "torch" in PEER_PACKAGES[self.name] else contextlib.nullcontext()
+        with threads, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. GPSampler's fallback notices
+            trial = study.ask(dists)
+        return np.clip(np.array([trial.params[n] for n in names], dtype=float), 0.0, 1.0)
+
+
+@register
+class OptunaTPEPeer(_OptunaPeer):
+    """Optuna's TPE sampler (``peer:tpe``) through Optuna's ask/tell.
+
+    Each proposal builds an in-memory study (``direction="maximize"``) with one
+    ``FloatDistribution(0, 1)`` per coordinate of the unit cube (the box mapped affinely),
+    adds every told evaluation as a trial (failed ones as ``FAIL`` trials, which TPE ignores)
+    and asks a ``TPESampler`` with Optuna's defaults (``n_startup_trials=10`` random trials,
+    24 EI candidates, independent univariate Parzen estimators) seeded from the method's
+    generator. TPE refits its estimators from all trials at every proposal anyway, so this
+    proposes what a long-lived study would up to the random stream, and a run is deterministic
+    under ``seed`` and resumes exactly. ``optuna.logging`` is set to WARNING.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    seed : int, Generator or None
+        Random source (the sampler's seed at each proposal).
+    budget : int, optional
+        Unused.
+    structure : dict, optional
+        Unused.
+    n_startup_trials : int, default 10
+        Random trials before TPE (Optuna's default; failed trials do not count).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If optuna is missing (install the ``peers`` extra).
+    """
+
+    name = "peer:tpe"
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials)
+
+
+@register
+class OptunaGPPeer(_OptunaPeer):
+    """Optuna's GP sampler (``peer:optuna-gp``) through Optuna's ask/tell.
+
+    As ``peer:tpe`` (one in-memory study per proposal with every told evaluation, failed ones
+    as ``FAIL`` trials, which the sampler ignores), with Optuna's ``GPSampler`` at its defaults
+    (``n_startup_trials=10`` random trials, then a Matern-5/2 GP with log-EI, noise fitted since
+    ``deterministic_objective=False``) seeded from the method's generator. A fresh sampler fits
+    its kernel from Optuna's default start at every proposal instead of warm-starting from the
+    previous fit, so the run is deterministic under ``seed`` and resumes exactly. Needs torch
+    (run on one thread, as ``peer:botorch``).
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    seed : int, Generator or None
+        Random source (the sampler's seed at each proposal).
+    budget : int, optional
+        Unused.
+    structure : dict, optional
+        Unused.
+    n_startup_trials : int, default 10
+        Random trials before the GP (Optuna's default; failed trials do not count).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If optuna, torch or scipy is missing (install the ``peers`` extra).
+    """
+
+    name = "peer:optuna-gp"
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.GPSampler(seed=seed, n_startup_trials=self.n_startup_trials)
+
+
+# =========================================================================== CMA-ES
+@register
+class CMAPeer(Method):
+    """CMA-ES from the ``cma`` package (``peer:cma``), one point at a time from its populations.
+
+    ``cma.CMAEvolutionStrategy`` runs on the unit cube (the box mapped affinely) with bounds
+    ``[0, 1]`` handled by cma's ``bounds`` option (its default ``BoundTransform``), initial mean
+    ``x0`` a uniformly random point drawn from the seed (not the centre, so the box's centre is
+    not special), initial step ``sigma0 = 0.3`` (about a third of the cube's width, cma's advice
+    for a start anywhere in the domain) and cma's default population size ``4 + 3 ln D``
+    unless ``popsize`` is given. cma's normal samples come from a NumPy generator seeded from the
+    method's seed (cma's ``randn`` option; NumPy's global random state is never touched), and
+    its console and file output is off.
+
+    :meth:`ask` returns the current population's next candidate; :meth:`tell` records a value
+    for it, and when the whole population has values it is told to cma (a told point that is
+    not the candidate, e.g. a repeated failure's random replacement, is passed as an injected
+    solution). A failed evaluation gets the value ``worst + 1`` (worst over the successes told
+    so far, in cma's minimized ``-y``; 0 if none succeeded). cma's stopping criteria are not
+    acted on (no restarts): a converged run keeps sampling from its final distribution.
+
+    The state holds ``x0`` and cma's seed; a resumed run replays the history through a fresh
+    ``CMAEvolutionStrategy`` in the same order, which reproduces the uninterrupted run's
+    populations exactly.
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box, D >= 2.
+    seed : int, Generator or None
+        Random source (``x0`` and cma's samples).
+    budget : int, optional
+        Unused.
+    structure : dict, optional
+        Unused.
+    sigma0 : float, default 0.3
+        Initial step size in the unit cube.
+    popsize : int or None, default None
+        Population size (None: cma's default ``4 + int(3 ln D)``).
+
+    Raises
+    ------
+    ModuleNotFoundError
+        If cma is missing (install the ``peers`` extra).
+    """
+
+    name = "peer:cma"
+
+    def __init__(self, bounds, *, sigma0: float = 0.3, popsize: int | None = None, **kwargs: Any) -> None:
+        super().__init__(bounds, **kwargs)
+        from .._validation import check_real
+
+        self.sigma0 = check_real(sigma0, "sigma0", low=0.0, low_inclusive=False, high=1.0)
+        self.popsize = check_int(popsize, "popsize", low=2, allow_none=True)
+        require_peer_packages(self.name, *PEER_PACKAGES[self.name])
+        self._x0 = self.rng.random(self.dim)
+        self._cma_seed = _seed_from(self.rng)
+        self._es: Any = None
+
+    # -- the cma object, rebuilt from the history when needed
+    def _build(self) -> None:
+        import cma
+
+        gen = np.random.default_rng(self._cma_seed)
+        opts = {"bounds": [0.0, 1.0], "seed": np.nan, "randn": lambda lam, n: gen.standard_normal((lam, n)),
+                "verbose": -9, "verb_log": 0, "verb_disp": 0}
+        if self.popsize is not None:
+            opts["popsize"] = self.popsize
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._es = cma.CMAEvolutionStrategy(self._x0.tolist(), self.sigma0, opts)
+        self._pop: list[NDArray[np.float64]] = []
+        self._told: list[tuple[NDArray[np.float64], float]] = []
+        self._worst = -np.inf  # largest -y over the successes fed so far
+        for u, y in zip(np.clip(self.to_canonical(self.X_all), 0.0, 1.0), self.y_all):
+            self._feed(u, y)
+
+    def _new_population(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._pop = [np.asarray(p, dtype=float) for p in self._es.ask()]
+        self._told = []
+
+    def _feed(self, u: NDArray[np.float64], y: float) -> None:
+        if not self._pop:
+            self._new_population()
+        k = len(self._told)
+        cand = self._pop[k]
+        sol = cand if np.max(np.abs(cand - u)) <= 1e-9 else np.asarray(u, dtype=float)
+        f = -float(y) if np.isfinite(y) else np.nan
+        if np.isfinite(f):
+            self._worst = max(self._worst, f)
+        self._told.append((sol, f))
+        if len(self._told) == len(self._pop):
+            worst = self._worst if np.isfinite(self._worst) else 0.0
+            sols = [s for s, _ in self._told]
+            vals = [v if np.isfinite(v) else worst + 1.0 for _, v in self._told]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._es.tell(sols, vals)
+            self._pop, self._told = [], []
+
+    def _ask(self) -> NDArray[np.float64]:
+        if self._es is None:
+            self._build()
+        if not self._pop:
+            self._new_population()
+        return np.clip(self._pop[len(self._told)], 0.0, 1.0).copy()
+
+    def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
+        if self._es is None:
+            self._build()  # replays the whole history, this evaluation included
+        else:
+            self._feed(np.clip(u, 0.0, 1.0), y)
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        return {"x0": self._x0.tolist(), "cma_seed": self._cma_seed}
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self._x0 = internal_array(state, "x0", shape=(self.dim,), low=0.0, high=1.0)
+        self._cma_seed = internal_int(state, "cma_seed", low=0, high=2**63 - 1)
+        self._es = None
+
+    def diagnostics(self) -> dict[str, Any]:
+        """cma's current step size (None before the first proposal).
+
+        Returns
+        -------
+        dict
+            ``{"sigma": float or None}``.
+        """
+        return {"sigma": None if self._es is None else float(self._es.sigma)}
