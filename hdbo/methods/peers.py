@@ -115,10 +115,10 @@ class BoTorchPeer(Method):
     After an initial design of ``n_init`` scrambled Sobol points (scipy's ``qmc.Sobol``, seeded
     from the method's generator), every proposal fits a fresh ``SingleTaskGP`` to the
     successful evaluations with BoTorch's current defaults: inputs in the unit cube (the box
-    mapped affinely), outcomes standardized (``Standardize``), a Matern-5/2 ARD kernel with
-    the dimension-scaled log-normal length-scale prior of Hvarfner et al. (ICML 2024) and
-    BoTorch's default noise prior; its hyperparameters are fitted with ``fit_gpytorch_mll``
-    (maximum a posteriori). The next point maximizes ``LogExpectedImprovement`` (analytic,
+    mapped affinely), outcomes standardized (``Standardize``), an RBF kernel with one length
+    scale per coordinate under the dimension-scaled log-normal prior of Hvarfner et al. (ICML
+    2024), no output scale, and BoTorch's default log-normal noise prior; its hyperparameters
+    are fitted with ``fit_gpytorch_mll`` (maximum a posteriori). The next point maximizes ``LogExpectedImprovement`` (analytic,
     ``best_f`` = the best value so far) with ``optimize_acqf(q=1, num_restarts=10,
     raw_samples=512)`` over the unit cube, the values of BoTorch's tutorials. Double
     precision throughout, on one torch thread (see ``_torch_one_thread``); torch's random state is seeded from the method's generator before
@@ -367,6 +367,8 @@ class CMAPeer(Method):
 
     Raises
     ------
+    ValueError
+        If the box has a single coordinate, or an option is out of range.
     ModuleNotFoundError
         If cma is missing (install the ``peers`` extra).
     """
@@ -376,6 +378,10 @@ class CMAPeer(Method):
     def __init__(self, bounds, *, sigma0: float = 0.3, popsize: int | None = None, **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
         from .._validation import check_real
+
+        if self.dim < 2:
+            raise ValueError(f"bounds must have D >= 2 coordinates for method {self.name!r} (cma's CMA-ES does not "
+                             f"run 1-dimensional problems), got D = {self.dim}")
 
         self.sigma0 = check_real(sigma0, "sigma0", low=0.0, low_inclusive=False, high=1.0)
         self.popsize = check_int(popsize, "popsize", low=2, allow_none=True)
@@ -395,7 +401,7 @@ class CMAPeer(Method):
             opts["popsize"] = self.popsize
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self._es = cma.CMAEvolutionStrategy(self._x0.tolist(), self.sigma0, opts)
+            self._es = cma.CMAEvolutionStrategy(np.array(self._x0, dtype=float), self.sigma0, opts)
         self._pop: list[NDArray[np.float64]] = []
         self._told: list[tuple[NDArray[np.float64], float]] = []
         self._worst = -np.inf  # largest -y over the successes fed so far

@@ -92,6 +92,20 @@ def test_bad_options_are_refused_by_name(name, option, value, error):
         make_method(name, BOUNDS, **{option: value})
 
 
+@pytest.mark.parametrize("name", PEERS)
+def test_one_dimensional_boxes(name):
+    """cma cannot run D = 1: refused when built, naming the bounds; the other peers run it."""
+    opts = {"peer:botorch": {"n_init": 4, "num_restarts": 2, "raw_samples": 32}}.get(name, {"n_startup_trials": 4})
+    if name == "peer:cma":
+        with pytest.raises(ValueError, match="bounds must have D >= 2"):
+            make_method(name, [(0.0, 1.0)], seed=0)
+        return
+    if missing_packages(name):
+        pytest.skip(f"{name} needs {missing_packages(name)} (the 'peers' extra)")
+    res = hdbo.minimize(lambda x: float((x[0] - 0.3) ** 2), [(0.0, 1.0)], method=name, budget=8, seed=0, **opts)
+    assert res.nfev == 8 and np.all((res.history.X >= 0) & (res.history.X <= 1))
+
+
 @pytest.mark.filterwarnings("ignore:objective returned nan:RuntimeWarning")
 @pytest.mark.parametrize("name", method_params(PEERS))
 def test_minimize_with_failures_resumes_through_json(name):
