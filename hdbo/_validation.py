@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
-__all__ = ["check_bool", "check_choice", "check_int", "check_real"]
+__all__ = ["MAX_COUNT", "check_bool", "check_choice", "check_int", "check_real"]
 
 _T = TypeVar("_T")
 
@@ -47,6 +47,12 @@ def _range(low: Any, high: Any, low_inclusive: bool, high_inclusive: bool) -> st
     if high is not None:
         return f"{'<=' if high_inclusive else '<'} {high}"
     return ""
+
+
+#: Largest value a method's count option accepts (initial points, acquisition evaluations,
+#: restarts, candidates, grid points, ...): beyond it a run would not fit in memory or time,
+#: and the option is refused by name instead of failing later inside numpy.
+MAX_COUNT = 10_000_000
 
 
 @overload

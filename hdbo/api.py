@@ -14,6 +14,8 @@ and the run goes on. ``on_error="raise"`` lets exceptions pass through unchanged
 
 from __future__ import annotations
 
+import decimal
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -359,6 +361,11 @@ def _scalar(raw: Any) -> float | None:
     """
     if raw is None:
         return None
+    if isinstance(raw, (numbers.Real, decimal.Decimal)) and not isinstance(raw, (bool, np.bool_)):
+        try:  # fractions, decimals and other real numbers that numpy keeps as objects
+            return float(raw)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise TypeError(f"fun must return a real scalar (or None), got {type(raw).__name__} {raw!r:.60}") from exc
     arr = np.asarray(raw)
     if arr.size != 1 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool) or np.iscomplexobj(arr):
         raise TypeError(f"fun must return a real scalar (or None), got {type(raw).__name__} {raw!r:.60}")
@@ -387,6 +394,11 @@ def _optimize(
         raise ValueError(f"budget must be > 0, got {budget}")
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    if "direction" in method_options:
+        # Optimizer's own argument; minimize/maximize fix it, and no method option has this name.
+        hint = " (line-bo's option is line_direction)" if method == "line-bo" else ""
+        raise TypeError(f"{direction}() got an unexpected keyword argument 'direction': use hdbo.minimize or "
+                        f"hdbo.maximize to choose the direction{hint}")
     opt = Optimizer(bounds, method=method, seed=seed, budget=int(budget), direction=direction, **method_options)
     ask_s, eval_s = [], []
     status = 0

@@ -353,3 +353,27 @@ def test_minimize_stops_when_the_method_is_done(monkeypatch):
     res = hdbo.minimize(lambda x: float(np.sum(x**2)), [(-1, 1)] * 2, method=StopsEarly.name, budget=10, seed=0)
     assert res.nfev == 4 and res.status == 3 and "finished after 4" in res.message
     assert res.success
+
+
+@pytest.mark.parametrize("method", ["line-bo", "gp-ucb"])
+def test_direction_as_an_option_names_minimize_and_the_fix(method):
+    with pytest.raises(TypeError, match=r"minimize\(\) got an unexpected keyword argument 'direction'") as info:
+        hdbo.minimize(lambda x: 1.0, [(0, 1)] * 2, method=method, direction="coordinate", budget=2)
+    assert ("line_direction" in str(info.value)) == (method == "line-bo")
+    with pytest.raises(TypeError, match=r"maximize\(\) got an unexpected keyword argument 'direction'"):
+        hdbo.maximize(lambda x: 1.0, [(0, 1)] * 2, method=method, direction="maximize", budget=2)
+
+
+def test_real_numbers_of_any_type_are_values():
+    import decimal
+    import fractions
+
+    res = hdbo.minimize(lambda x: fractions.Fraction(1, 2), [(0, 1)] * 2, method="random", budget=2, seed=0)
+    assert res.fun == 0.5 and res.nfailed == 0
+    res = hdbo.minimize(lambda x: decimal.Decimal("0.25"), [(0, 1)] * 2, method="random", budget=2, seed=0)
+    assert res.fun == 0.25
+    with pytest.warns(RuntimeWarning, match="recorded as failed"):
+        res = hdbo.minimize(lambda x: decimal.Decimal("NaN"), [(0, 1)] * 2, method="random", budget=2, seed=0)
+    assert res.nfailed == 2
+    with pytest.raises(TypeError, match="fun must return a real scalar"):
+        hdbo.minimize(lambda x: "0.5", [(0, 1)] * 2, method="random", budget=2, seed=0)

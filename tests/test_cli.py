@@ -674,3 +674,21 @@ def test_reproduce_checks_memory_before_running(tmp_path, capsys, monkeypatch):
                         "--report", str(tmp_path / "b.md"), "--no-progress")
     _assert_one_line_error(code, err, "not enough memory: a run of random on branin with dim=1000000000")
     assert not (tmp_path / "b.db").exists()
+
+
+@pytest.mark.parametrize("body", ['raise RuntimeError("boom at import")', "def broken(:\n    pass",
+                                  "import sys\nsys.exit(0)"])
+def test_plugin_that_fails_at_import_is_one_line(tmp_path, capsys, monkeypatch, body):
+    """A plugin whose own code raises (or exits) is reported in one line, exit 2, nothing run."""
+    name = f"hdbo_bad_plugin_{abs(hash(body)) % 10**8}"
+    (tmp_path / f"{name}.py").write_text(body + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        for argv in (["list", "--plugin", name],
+                     ["run", "--problem", "branin", "--dim", "2", "--method", "random", "--budget", "2",
+                      "--store", str(tmp_path / "r.db"), "--no-progress", "--plugin", name]):
+            code, out, err = _run(capsys, *argv)
+            _assert_usage_error(code, err, f"plugin module '{name}' failed while being imported")
+        assert not (tmp_path / "r.db").exists()
+    finally:
+        sys.modules.pop(name, None)

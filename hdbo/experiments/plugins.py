@@ -96,6 +96,15 @@ def import_plugins(modules: Iterable[str]) -> list[ModuleType]:
                 f"plugin module {name!r} cannot be imported ({exc}); install it or add its folder to "
                 f"PYTHONPATH (e.g. PYTHONPATH=. hdbo ...)"
             ) from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the plugin's own code failed
+            where = ""
+            tb = exc.__traceback__
+            while tb is not None:  # the innermost frame, to point at the plugin's line
+                where = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+                tb = tb.tb_next
+            raise ValueError(
+                f"plugin module {name!r} failed while being imported: {type(exc).__name__}: {exc}{where}"
+            ) from None
     return out
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import Bounds, minimize
 
-from .._validation import check_int, check_real
+from .._validation import MAX_COUNT, check_int, check_real
 from ..acquisition.schedules import get_beta_schedule
 from ..gp import Kernel, make_kernel
 from ._state import state_mapping
@@ -349,10 +349,10 @@ class MultiStartSubspaceMixin(SubspaceUCBMixin):
         **kwargs: Any,
     ) -> None:
         super().__init__(bounds, **kwargs)
-        self.n_starts = check_int(n_starts, "n_starts", low=1, allow_none=True)
+        self.n_starts = check_int(n_starts, "n_starts", low=1, allow_none=True, high=MAX_COUNT)
         self.screen_fraction = check_real(screen_fraction, "screen_fraction", low=0, high=1,
                                           low_inclusive=False, high_inclusive=False)
-        self.min_evals_per_start = check_int(min_evals_per_start, "min_evals_per_start", low=2)
+        self.min_evals_per_start = check_int(min_evals_per_start, "min_evals_per_start", low=2, high=MAX_COUNT)
 
     @property
     def starts_budget(self) -> int:

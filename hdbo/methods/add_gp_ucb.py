@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition.maximizers import maximize_direct_many
 from ..exceptions import StateError
 from ..gp import Additive, GaussianProcess, SquaredExponential
@@ -168,7 +168,7 @@ class AddGPUCB(GPMethod):
             raise ValueError("ard must be False: the groups share one scale and one bandwidth")
         super().__init__(bounds, **kwargs)
         D = self.dim
-        d, M = check_int(d, "d", low=1, allow_none=True), check_int(M, "M", low=1, allow_none=True)
+        d, M = check_int(d, "d", low=1, allow_none=True, high=MAX_COUNT), check_int(M, "M", low=1, allow_none=True, high=MAX_COUNT)
         self.decomposition = decomposition
         if isinstance(decomposition, str):
             if decomposition not in ("learn", "oracle"):
@@ -192,11 +192,11 @@ class AddGPUCB(GPMethod):
             check_decomposition(D, d, M)
         self.d, self.M = d, M
         self._check_maximizer_dim(self.d)
-        self.n_decompositions = check_int(n_decompositions, "n_decompositions", low=0, allow_none=True)
-        self.explore_iters = check_int(explore_iters, "explore_iters", low=0)
+        self.n_decompositions = check_int(n_decompositions, "n_decompositions", low=0, allow_none=True, high=MAX_COUNT)
+        self.explore_iters = check_int(explore_iters, "explore_iters", low=0, high=MAX_COUNT)
         self.explore_bandwidth = check_real(explore_bandwidth, "explore_bandwidth", low=0, low_inclusive=False)
         self.acq_fraction = check_real(acq_fraction, "acq_fraction", low=0, high=1, low_inclusive=False)
-        self.refine_starts = check_int(refine_starts, "refine_starts", low=0)
+        self.refine_starts = check_int(refine_starts, "refine_starts", low=0, high=MAX_COUNT)
         self.beta = beta
         self.beta_params = dict(beta_params or {})
         self._beta_fn = resolve_beta(beta, self.beta_params, self.d)

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_int
+from .._validation import MAX_COUNT, check_int
 from ..space import Box
 from ..exceptions import StateError
 from ._state import (internal_array, internal_bool, internal_field, internal_indices, internal_int, state_float,
@@ -101,7 +101,7 @@ class CWS(SelectThenOptimize):
     ) -> None:
         super().__init__(bounds, **kwargs)
         self.n_select = check_int(n_select, "n_select", low=1, high=self.dim, allow_none=True)
-        self.rounds = check_int(rounds, "rounds", low=1, allow_none=True)
+        self.rounds = check_int(rounds, "rounds", low=1, allow_none=True, high=MAX_COUNT)
         if self.n_select is None and self.true_active_ is None:
             raise ValueError("n_select is required when the problem's structure has no 'active_dims'")
         if self.rounds is None and self.true_active_ is None:

@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import OptimizeResult, direct
 
-from .._validation import check_bool, check_int, check_real
+from .._validation import MAX_COUNT, check_bool, check_int, check_real
 from ..acquisition.maximizers import callback_exception
 from ..exceptions import StateError
 from ..space import Box
@@ -260,8 +260,8 @@ class DirectSearch(Method):
     ) -> None:
         super().__init__(bounds, seed=seed, budget=budget, structure=structure)
         self.locally_biased = check_bool(locally_biased, "locally_biased")
-        self.maxfun = check_int(maxfun, "maxfun", allow_none=True)
-        self.maxiter = check_int(maxiter, "maxiter", allow_none=True)
+        self.maxfun = check_int(maxfun, "maxfun", allow_none=True, high=MAX_COUNT)
+        self.maxiter = check_int(maxiter, "maxiter", allow_none=True, high=MAX_COUNT)
         for arg_name, value in (("maxfun", self.maxfun), ("maxiter", self.maxiter)):
             if value is not None and value < 1:
                 raise ValueError(f"{arg_name} must be >= 1, got {value}")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import MAX_COUNT, check_bool, check_choice, check_int, check_real
 from ..acquisition.maximizers import MAXIMIZERS, maximize
 from ..exceptions import NumericalError, StateError
 from ..gp import GaussianProcess, Kernel, make_kernel
@@ -109,21 +109,21 @@ class GPMethod(Method):
         lengthscale_bounds: tuple[float, float] = (0.05, 20.0),
     ) -> None:
         super().__init__(bounds, seed=seed, budget=budget, structure=structure)
-        self.n_init = check_int(n_init, "n_init", low=1)
-        self.refit_every = check_int(refit_every, "refit_every", low=1)
-        self.n_restarts = check_int(n_restarts, "n_restarts", low=0)
-        self.acq_budget = check_int(acq_budget, "acq_budget", low=1, allow_none=True)
+        self.n_init = check_int(n_init, "n_init", low=1, high=MAX_COUNT)
+        self.refit_every = check_int(refit_every, "refit_every", low=1, high=MAX_COUNT)
+        self.n_restarts = check_int(n_restarts, "n_restarts", low=0, high=MAX_COUNT)
+        self.acq_budget = check_int(acq_budget, "acq_budget", low=1, allow_none=True, high=MAX_COUNT)
         make_kernel(kernel, self.dim, ard=ard, lengthscale_bounds=lengthscale_bounds)  # validates early
         self.maximizer = check_choice(maximizer, "maximizer", sorted(MAXIMIZERS))
         self.kernel = kernel
-        self.ard = bool(ard)
-        self.fit_noise = bool(fit_noise)
+        self.ard = check_bool(ard, "ard")
+        self.fit_noise = check_bool(fit_noise, "fit_noise")
         if self.fit_noise:  # the fitted noise stays within _NOISE_BOUNDS, so it must start there
             lo, hi = _NOISE_BOUNDS
             self.noise_variance = check_real(noise_variance, "noise_variance", low=lo, high=hi)
         else:
             self.noise_variance = check_real(noise_variance, "noise_variance", low=0, low_inclusive=False)
-        self.polish = bool(polish)
+        self.polish = check_bool(polish, "polish")
         self.refit_growth = check_real(refit_growth, "refit_growth", low=0, low_inclusive=False, allow_none=True)
         self.lengthscale_bounds = (float(lengthscale_bounds[0]), float(lengthscale_bounds[1]))
         self.gp_: GaussianProcess | None = None

@@ -51,7 +51,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_bool, check_int, check_real
+from .._validation import MAX_COUNT, check_bool, check_int, check_real
 from ..acquisition import UCB
 from ..acquisition.maximizers import maximize
 from ..gp import GaussianProcess, SquaredExponential
@@ -160,7 +160,7 @@ class SelectThenOptimize(GPMethod):
         super().__init__(bounds, noise_variance=noise_variance, **kwargs)
         self.bandwidth = check_real(bandwidth, "bandwidth", low=0, low_inclusive=False)
         self.signal_variance = check_real(signal_variance, "signal_variance", low=0, low_inclusive=False)
-        self.selection_budget = check_int(selection_budget, "selection_budget", low=1, allow_none=True)
+        self.selection_budget = check_int(selection_budget, "selection_budget", low=1, allow_none=True, high=MAX_COUNT)
         self.optimize = check_bool(optimize, "optimize")
         self.fit_hyperparameters = check_bool(fit_hyperparameters, "fit_hyperparameters")
         self.beta = beta
@@ -422,7 +422,8 @@ class HDS(SelectThenOptimize):
     ) -> None:
         super().__init__(bounds, **kwargs)
         self.test, self.theta1, self.theta0 = test, theta1, theta0
-        self.fdt_factor, self.grid_size = fdt_factor, grid_size
+        self.fdt_factor = fdt_factor
+        self.grid_size = check_int(grid_size, "grid_size", low=2, high=MAX_COUNT)
         self.gpt_offset_variance = gpt_offset_variance
         background = self.rng.uniform(-1.0, 1.0, self.dim)  # x0, drawn before any query
         self.selector_ = self._new_selector(background)

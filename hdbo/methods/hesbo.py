@@ -36,6 +36,7 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
+from .._validation import check_bool
 from ..space import Box
 from ..structure.embeddings import HashingEmbedding
 from .embedding_based import EmbeddingGPMethod, default_low_dim
@@ -85,7 +86,7 @@ class HeSBO(EmbeddingGPMethod):
                  **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
         self.d = default_low_dim(d, self.dim)
-        self.surjective = bool(surjective)
+        self.surjective = check_bool(surjective, "surjective")
         self._set_embedding(HashingEmbedding(self.dim, self.d, seed=self._new_seed(), surjective=self.surjective))
 
     def diagnostics(self) -> dict[str, Any]:

@@ -62,7 +62,7 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int
+from .._validation import MAX_COUNT, check_choice, check_int
 from ..acquisition import UCB
 from ..gp import GaussianProcess
 from ..space import Box
@@ -221,8 +221,8 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         super().__init__(bounds, **kwargs)
         D = self.dim
         self.d = check_int(d, "d", low=1, high=D)
-        self.N0 = check_int(N0, "N0", low=1)
-        self.alpha = check_int(alpha, "alpha", low=0)
+        self.N0 = check_int(N0, "N0", low=1, high=MAX_COUNT)
+        self.alpha = check_int(alpha, "alpha", low=0, high=MAX_COUNT)
         self._set_subspace_dim(self.d)
         self.y_dims = y_dims if isinstance(y_dims, str) else [int(i) for i in y_dims]
         self.y_dims_ = self._choose_y_dims(y_dims)

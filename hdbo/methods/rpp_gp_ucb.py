@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import subspace_angles
 
-from .._validation import check_int, check_real
+from .._validation import MAX_COUNT, check_int, check_real
 from ..gp import GaussianProcess
 from ..space import Box
 from ..structure.projection import choose_alpha, delta_ratio, learn_projection, outer_box
@@ -147,9 +147,9 @@ class RPPGPUCB(AddGPUCB):
             self.n_decompositions = self.M
         delta = check_real(delta, "delta", low=0, finite=False, allow_none=True)
         self.delta = None if delta is None or math.isinf(delta) else delta
-        self.w_iters = check_int(w_iters, "w_iters", low=0)
+        self.w_iters = check_int(w_iters, "w_iters", low=0, high=MAX_COUNT)
         self.w_ridge = check_real(w_ridge, "w_ridge", low=0)
-        self.alpha_grid = check_int(alpha_grid, "alpha_grid", low=2)
+        self.alpha_grid = check_int(alpha_grid, "alpha_grid", low=2, high=MAX_COUNT)
         D = self.dim
         if isinstance(projection, str):
             if projection != "learn":

@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_bool, check_choice, check_int, check_real
+from .._validation import MAX_COUNT, check_bool, check_choice, check_int, check_real
 from ..gp import GaussianProcess
 from ..space import Box
 from ..structure.subspace import (
@@ -187,16 +187,16 @@ class SIBO(SubspaceUCB):
     ) -> None:
         super().__init__(bounds, k=k, noise_std=noise_std, **kwargs)
         self.fit_phase1 = check_bool(fit_phase1, "fit_phase1")
-        self.min_fit_points = check_int(min_fit_points, "min_fit_points", low=2)
+        self.min_fit_points = check_int(min_fit_points, "min_fit_points", low=2, high=MAX_COUNT)
         D, k = self.dim, self.k
-        self.m_X = check_int(m_X, "m_X", low=1, allow_none=True)
-        self.m_Phi = check_int(m_Phi, "m_Phi", low=1, allow_none=True)
+        self.m_X = check_int(m_X, "m_X", low=1, allow_none=True, high=MAX_COUNT)
+        self.m_Phi = check_int(m_Phi, "m_Phi", low=1, allow_none=True, high=MAX_COUNT)
         self.epsilon = check_real(epsilon, "epsilon", low=0, low_inclusive=False)
-        self.n_rep = check_int(n_rep, "n_rep", low=1)
+        self.n_rep = check_int(n_rep, "n_rep", low=1, high=MAX_COUNT)
         self.c_lambda = check_real(c_lambda, "c_lambda", low=0)
         self.lam = check_real(lam, "lam", low=0, allow_none=True)
         self.ds_solver = check_choice(ds_solver, "ds_solver", DS_SOLVERS)
-        self.max_halvings = check_int(max_halvings, "max_halvings", low=0)
+        self.max_halvings = check_int(max_halvings, "max_halvings", low=0, high=MAX_COUNT)
         self.n_centres = self.m_X if self.m_X is not None else k + 1
         self.n_directions = self.m_Phi if self.m_Phi is not None else math.ceil(1.5 * k * (D + self.n_centres))
         if k > self.n_centres:

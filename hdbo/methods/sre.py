@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..space import Box
 from ..structure.embeddings import AnchoredEmbedding
 from ..exceptions import StateError
@@ -134,11 +134,11 @@ class SRE(EmbeddingGPMethod):
     ) -> None:
         super().__init__(bounds, **kwargs)
         self.d = default_low_dim(d, self.dim)
-        self.m = check_int(m, "m", low=1)
+        self.m = check_int(m, "m", low=1, high=10_000)  # stages; the paper uses m = 5
         self.mode = check_choice(mode, "mode", ("scaled", "offset"))
         self.half_width = check_real(half_width, "half_width", low=0, low_inclusive=False)
-        self.stage_init = check_int(stage_init, "stage_init", low=1, allow_none=True)
-        self.stage_length = check_int(stage_length, "stage_length", low=1, allow_none=True)
+        self.stage_init = check_int(stage_init, "stage_init", low=1, allow_none=True, high=MAX_COUNT)
+        self.stage_length = check_int(stage_length, "stage_length", low=1, allow_none=True, high=MAX_COUNT)
         self.stage_ = -1
         self._anchor_index: int | None = None
         # stage 1's embedding around x_0 = 0; its seed comes first from the generator

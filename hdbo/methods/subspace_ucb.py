@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_triangular
 
-from .._validation import check_choice, check_int, check_real
+from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition import UCB
 from ..acquisition.maximizers import maximize
 from ..gp import GaussianProcess, Kernel, make_kernel
@@ -107,7 +107,7 @@ def ball_grid(k: int, radius: float, points_per_axis: int) -> Array:
     """
     k = check_int(k, "k", low=1, high=3)
     radius = check_real(radius, "radius", low=0, low_inclusive=False)
-    n = check_int(points_per_axis, "grid_points", low=2)
+    n = check_int(points_per_axis, "grid_points", low=2, high=MAX_COUNT)
     axis = np.linspace(-radius, radius, n)
     G = np.stack(np.meshgrid(*([axis] * k), indexing="ij"), axis=-1).reshape(-1, k)
     return G[np.sum(G**2, axis=1) <= radius**2 * (1 + 1e-12)]
@@ -332,7 +332,7 @@ class SubspaceUCB(GPMethod):
         fit_max_points: int | None = 500,
         **kwargs: Any,
     ) -> None:
-        k_checked = check_int(k, "k", low=1)
+        k_checked = check_int(k, "k", low=1, high=MAX_COUNT)
         for key, value in (("kernel", "matern52"), ("ard", False), ("n_init", 1), ("refit_every", 10),
                            ("refit_growth", None), ("polish", False),
                            ("maximizer", "grid" if k_checked <= 3 else "direct"),
@@ -344,10 +344,10 @@ class SubspaceUCB(GPMethod):
         self.k = check_int(k, "k", low=1, high=self.dim)
         self.ball_margin = check_real(ball_margin, "ball_margin", low=0)
         self.delta = check_real(delta, "delta", low=0, high=1, low_inclusive=False, high_inclusive=False)
-        self.grid_points = check_int(grid_points, "grid_points", low=2, allow_none=True)
+        self.grid_points = check_int(grid_points, "grid_points", low=2, allow_none=True, high=MAX_COUNT)
         self.noise_std = check_real(noise_std, "noise_std", low=0, allow_none=True)
         self.lengthscale = check_real(lengthscale, "lengthscale", low=0, low_inclusive=False)
-        self.fit_max_points = check_int(fit_max_points, "fit_max_points", low=2, allow_none=True)
+        self.fit_max_points = check_int(fit_max_points, "fit_max_points", low=2, allow_none=True, high=MAX_COUNT)
         self._check_maximizer_dim(self.k)
         self.radius = 1.0 + self.ball_margin
         self._grid: Array | None = None
@@ -663,13 +663,13 @@ class HighDimRandomUCB(GPMethod):
         if noise_std is not None:
             kwargs.setdefault("fit_noise", False)
         super().__init__(bounds, **kwargs)
-        self.n_candidates = check_int(n_candidates, "n_candidates", low=1)
+        self.n_candidates = check_int(n_candidates, "n_candidates", low=1, high=MAX_COUNT)
         self.sampling = check_choice(sampling, "sampling", ("box", "ball"))
         self.ball_margin = check_real(ball_margin, "ball_margin", low=0)
         self.delta = check_real(delta, "delta", low=0, high=1, low_inclusive=False, high_inclusive=False)
         self.noise_std = check_real(noise_std, "noise_std", low=0, allow_none=True)
         self.lengthscale = check_real(lengthscale, "lengthscale", low=0, low_inclusive=False)
-        self.fit_max_points = check_int(fit_max_points, "fit_max_points", low=2, allow_none=True)
+        self.fit_max_points = check_int(fit_max_points, "fit_max_points", low=2, allow_none=True, high=MAX_COUNT)
         self.beta = beta
         self.beta_params = dict(beta_params or {})
         params = dict(self.beta_params)
