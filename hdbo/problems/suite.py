@@ -95,6 +95,8 @@ References
 
 from __future__ import annotations
 
+import warnings
+
 import math
 from typing import Any
 
@@ -667,7 +669,17 @@ class _HalfCheetahReturn:
         """Return of one episode (reset with the fixed seed) under the weights (6 x 17, row-major)."""
         if self._env is None:
             gymnasium = _import_gymnasium()
-            self._env = gymnasium.make("HalfCheetah-v5", max_episode_steps=self.steps)
+            import mujoco
+
+            # MuJoCo's default warning handler appends to MUJOCO_LOG.TXT in the working folder
+            # (HalfCheetah's model uses a deprecated attribute); route its warnings to Python's
+            # warnings while the model compiles, then restore the handler.
+            previous = mujoco.get_mju_user_warning()
+            mujoco.set_mju_user_warning(lambda msg: warnings.warn(f"MuJoCo: {msg}", RuntimeWarning, stacklevel=2))
+            try:
+                self._env = gymnasium.make("HalfCheetah-v5", max_episode_steps=self.steps)
+            finally:
+                mujoco.set_mju_user_warning(previous)
         W = weights.reshape(6, 17)
         obs, _ = self._env.reset(seed=self.episode_seed)
         total = 0.0

@@ -591,4 +591,10 @@ class HDSSelector:
         sel.n_iterations = int(state["n_iterations"])
         sel.n_failed = int(state["n_failed"])
         sel.pending = None if state["pending"] is None else dict(state["pending"])
+        dim = sel.dim
+        for node in sel.nodes:  # coordinates index the point; a tampered one must not reach ask()
+            if not node.dims or any(not 0 <= i < dim for i in node.dims + node.excluded):
+                raise ValueError(f"HDS node {node.id} has coordinates outside [0, {dim}): {node.dims}")
+        if any(not 0 <= i < dim for i in sel.selected):
+            raise ValueError(f"HDS 'selected' has coordinates outside [0, {dim}): {sel.selected}")
         return sel

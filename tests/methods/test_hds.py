@@ -130,3 +130,22 @@ def test_budget_too_small_for_one_selection_step_skips_the_selection(budget):
     if budget == 1:
         res = hdbo.minimize(lambda x: float(x @ x), [(-1, 1)] * 5, method="hds", budget=1, seed=0, optimize=False)
         assert res.nfev == 1 and res.status == 3 and res.method.selected_ == []
+
+
+@pytest.mark.parametrize("value", [1e308, 99, -1])
+def test_tampered_selector_coordinates_raise_state_error(value):
+    """A node coordinate outside [0, D) is refused by from_state, not an IndexError at ask()."""
+    import json
+
+    import hdbo
+    from hdbo.exceptions import StateError
+
+    opt = hdbo.Optimizer([(0.0, 1.0)] * 6, method="hds", seed=0, budget=30)
+    for _ in range(6):
+        x = opt.ask()
+        opt.tell(x, float(np.sum(x)))
+    state = json.loads(json.dumps(opt.state_dict()))
+    hdbo.Optimizer.from_state(json.loads(json.dumps(state))).ask()  # the untouched state loads
+    state["method"]["internal"]["selector"]["nodes"][-1]["dims"][0] = value
+    with pytest.raises(StateError, match=r"HDS node \d+ has coordinates outside \[0, 6\)"):
+        hdbo.Optimizer.from_state(state)
