@@ -294,3 +294,11 @@ def test_gpt_offset_variance_handles_a_shifted_function():
     assert m[0] == pytest.approx(50.0, rel=0.01)  # the level is learned from one value
     with pytest.raises(ValueError, match="offset_variance"):
         HDSSelector(4, background=np.zeros(4), offset_variance=-1.0)
+
+
+def test_fdt_llr_of_huge_differences_is_infinite_without_warnings():
+    from hdbo.structure.variable_selection import fdt_llr
+
+    with np.errstate(all="raise"):
+        out = fdt_llr(np.array([1e200, -1e300, 0.5]), 0.01, 1.0)
+    assert np.isposinf(out[0]) and np.isposinf(out[1]) and np.isfinite(out[2])
