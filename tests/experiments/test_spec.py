@@ -334,3 +334,30 @@ def test_module_docstring_format_example_is_a_valid_spec():
     block = block.split("\nA claim is checked", 1)[0]
     spec = parse_spec(tomllib.loads(block), source="spec.py")
     assert spec.claims[0].than == ("random",) and spec.claims[0].problems == ("Branin D=20",)
+
+
+def test_highdim_specs_use_report_instances_only():
+    # The highdim suite's runs use problem instances 1-5 (run seed = instance); instance 0 is
+    # for tuning and must never appear, at any scale.
+    paths = find_specs("highdim", REPO_SPECS)
+    assert [p.name for p in paths] == ["b100_embedded.toml", "b100_real.toml", "b100_synthetic.toml",
+                                       "b300.toml", "b300_gp_peers.toml"]
+    problems_seen, budgets = set(), set()
+    for path in paths:
+        spec = load_spec(path)
+        validate_names(spec)
+        for scale in ("quick", "full"):
+            scaled = spec.at_scale(scale)
+            assert set(scaled.seeds) <= {1, 2, 3, 4, 5} and scaled.seeds, (path.name, scale)
+            for p in scaled.problems:
+                assert "seed" not in p.params and "instance" not in p.params, (path.name, p.label)
+        full = spec.at_scale("full")
+        budgets.add(full.budget)
+        assert full.seeds == ([1, 2, 3, 4, 5] if full.budget == 100 else [1, 2, 3])
+        if full.budget == 100:
+            problems_seen |= {(p.name, p.params.get("dim")) for p in full.problems}
+            assert {m.name for m in full.methods} >= {"random", "gp-ucb", "peer:botorch", "peer:tpe",
+                                                      "peer:optuna-gp", "peer:cma"}
+            assert "exact-subspace-ucb" not in {m.name for m in full.methods}
+    assert budgets == {100, 300}
+    assert len(problems_seen) == 10  # all ten problems at budget 100
