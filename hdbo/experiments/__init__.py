@@ -9,6 +9,7 @@
 ``plugins`` :func:`load_plugins`: import the user's modules that register problems and methods
             (specs and command lines name registered ones only, never ``module:attr``).
 ``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that cannot fit.
+``summary`` :func:`export_summary`: a point-free ``.csv.gz`` of a store, small enough for git.
 ``report``  :func:`aggregate`, :func:`check_claims`, :func:`write_report`: markdown tables,
             claim verdicts (:class:`ClaimCheck`) and regret plots.
 
@@ -29,6 +30,7 @@ from .plugins import load_plugins
 from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claims, render_markdown, write_report
 from .resources import check_memory, estimate_run_memory
 from .runner import RunResult, RunSummary, run_many, run_one
+from .summary import export_summary
 from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
 from .store import (
     SCHEMA_VERSION,
@@ -74,6 +76,7 @@ __all__ = [
     "load_plugins",
     "estimate_run_memory",
     "check_memory",
+    "export_summary",
     # reports
     "aggregate",
     "check_claims",
