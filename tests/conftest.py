@@ -34,3 +34,34 @@ def run_method(method: str, problem, budget: int, seed: int, **options):
 def run() -> "callable":
     """The :func:`run_method` loop, as a fixture for method tests."""
     return run_method
+
+
+@pytest.fixture
+def write_plugin(tmp_path, monkeypatch):
+    """``write_plugin(prefix, source) -> module name``: a plugin module in tmp_path.
+
+    ``source`` registers its problem under ``"{name}-..."``; ``{name}`` is replaced by the
+    module's (unique per test) name. The folder is put on ``sys.path``; the problem registry
+    and the list of loaded plugins are restored after the test, and the module forgotten.
+    """
+    import sys
+
+    from hdbo.experiments import plugins
+    from hdbo.problems import registry
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    monkeypatch.syspath_prepend(str(folder))
+    names = []
+
+    def write(prefix: str, source: str) -> str:
+        name = f"{prefix}_{tmp_path.name.replace('-', '_')}"
+        (folder / f"{name}.py").write_text(source.replace("{name}", name))
+        names.append(name)
+        return name
+
+    yield write
+    for name in names:
+        sys.modules.pop(name, None)

@@ -417,19 +417,9 @@ register_problem("{name}", bowl)
 
 
 @pytest.fixture
-def plugin(tmp_path, monkeypatch):
+def plugin(write_plugin):
     """A plugin module in tmp_path registering the problem ``<module>-bowl``; registries restored after."""
-    from hdbo.experiments import plugins
-    from hdbo.problems import registry
-
-    name = f"hdbo_cli_plugin_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / "plug").mkdir()
-    (tmp_path / "plug" / f"{name}.py").write_text(PLUGIN.replace("{name}", f"{name}-bowl"))
-    monkeypatch.syspath_prepend(str(tmp_path / "plug"))
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
-    yield name
-    sys.modules.pop(name, None)
+    return write_plugin("hdbo_cli_plugin", PLUGIN.replace('"{name}"', '"{name}-bowl"'))
 
 
 def test_plugin_registers_a_problem_that_runs_with_two_workers(tmp_path, capsys, plugin):

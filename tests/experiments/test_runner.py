@@ -492,19 +492,9 @@ register_problem("{name}", wave)
 
 
 @pytest.fixture
-def plugin_module(tmp_path, monkeypatch):
+def plugin_module(write_plugin):
     """A plugin module in tmp_path registering the problem ``<module>-wave``; registries restored after."""
-    from hdbo.experiments import plugins
-    from hdbo.problems import registry
-
-    name = f"hdbo_test_plugin_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / f"{name}.py").write_text(PLUGIN_SOURCE.replace("{name}", f"{name}-wave"))
-    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
-    yield name
-    sys.modules.pop(name, None)
+    return write_plugin("hdbo_test_plugin", PLUGIN_SOURCE.replace('"{name}"', '"{name}-wave"'))
 
 
 def test_run_refuses_module_attr_problems_without_importing(tmp_path, monkeypatch, store):
@@ -590,20 +580,13 @@ register_problem("{name}", killer)
 
 
 @pytest.fixture
-def killer_problem(tmp_path, monkeypatch):
+def killer_problem(write_plugin):
     """A loaded plugin registering ``<module>-killer``; registries and loaded plugins restored after."""
     from hdbo.experiments import plugins
-    from hdbo.problems import registry
 
-    name = f"hdbo_killer_plugin_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / f"{name}.py").write_text(KILLER_SOURCE.replace("{name}", f"{name}-killer"))
-    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(plugins, "_LOADED", list(plugins._LOADED))
+    name = write_plugin("hdbo_killer_plugin", KILLER_SOURCE.replace('"{name}"', '"{name}-killer"'))
     plugins.load_plugins([name])
-    yield f"{name}-killer"
-    sys.modules.pop(name, None)
+    return f"{name}-killer"
 
 
 @pytest.mark.parametrize(
