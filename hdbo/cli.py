@@ -420,6 +420,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         configs = [c for c in configs if any(fnmatch.fnmatchcase(c.problem_label, pat) for pat in args.problem)]
         if not configs:
             raise UsageError(f"--problem {' '.join(args.problem)} matches no problem label of the selected specs")
+    if args.method:
+        configs = [
+            c for c in configs
+            if any(fnmatch.fnmatchcase(c.label, pat) or fnmatch.fnmatchcase(c.method, pat) for pat in args.method)
+        ]
+        if not configs:
+            raise UsageError(f"--method {' '.join(args.method)} matches no method of the selected specs")
     configs = _seed_major(configs, args.runs)
     scale = args.scale if args.runs is None else f"{args.scale}, first {args.runs} seed(s)"
     if args.no_run and not store_path.exists():
@@ -551,6 +558,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--problem", action="append", metavar="PATTERN",
         help="run only the problems whose label (as in the report, e.g. '(24,6,4)') matches this "
         "shell pattern; repeat for several (default: every problem)",
+    )
+    rpr.add_argument(
+        "--method", action="append", metavar="PATTERN",
+        help="run only the methods whose label (as in the report) or registered name matches this "
+        "shell pattern, e.g. 'peer:*'; repeat for several (default: every method)",
     )
     rpr.add_argument(
         "--runs", type=_INT64, metavar="N",

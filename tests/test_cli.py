@@ -267,6 +267,14 @@ def test_reproduce_subsets_seed_by_seed_and_report_only(tmp_path, capsys):
     _assert_usage_error(code, err, "--only nope* matches no spec")
     code, out, err = _run(capsys, *base, "--problem", "Quad 9D")
     _assert_usage_error(code, err, "--problem Quad 9D matches no problem")
+    code, out, err = _run(capsys, *base, "--method", "peer:*")
+    _assert_usage_error(code, err, "--method peer:* matches no method")
+    # by label or by registered name: both select the one method, whose runs are all finished
+    for pattern in ("RS", "rand*"):
+        code, out, err = _run(capsys, *base, "--scale", "full", "--only", "s2", "--runs", "2", "--method", pattern)
+        assert code == 0, err
+        with RunStore(db) as store:
+            assert len(store.list_runs()) == 2
     code, out, err = _run(capsys, *base, "--runs", "0")
     _assert_usage_error(code, err, "--runs must be >= 1")
     code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(tmp_path / "x.db"),
