@@ -124,9 +124,10 @@ class Optimizer:
     :meth:`tell` its value before asking again. Batch or parallel suggestions (several
     pending points) are not supported yet. The methods keep no record of points asked but
     not told, so a second :meth:`ask` without a :meth:`tell` ignores the first point:
-    ``"gp-ucb"``, ``"gp-ei"`` and ``"direct"`` return the same point again, and methods
-    that draw random numbers while asking (``"random"``, the decomposition search of
-    ``"add-gp-ucb"``) return another point chosen without regard to the pending one. An
+    ``"direct"`` and the GP methods with ``maximizer="direct"`` return the same point again,
+    and methods that draw random numbers while asking (``"random"``, the GP methods'
+    default local acquisition search, the decomposition search of ``"add-gp-ucb"``) return
+    another point chosen without regard to the pending one. An
     extra ask may also advance the method's random stream, so the run then differs from
     the seeded run without it. To use several workers, run independent optimizations
     (different seeds or problems, e.g. ``hdbo run --workers``).
@@ -135,8 +136,9 @@ class Optimizer:
     ----------
     bounds : Box or array_like of shape (D, 2)
         One ``(lower, upper)`` pair per variable, in the user's units.
-    method : str, default "gp-ucb"
-        Registered method name (:func:`hdbo.methods.available_methods`).
+    method : str, default "auto"
+        Registered method name (:func:`hdbo.methods.available_methods`); ``"auto"`` is hdbo's
+        default for any dimension (:mod:`hdbo.methods.auto`).
     seed : int or None
         Seed of every random choice; the same seed gives the same run.
     budget : int, optional
@@ -167,9 +169,10 @@ class Optimizer:
     >>> opt.best[1] == float(x @ x)
     True
 
-    No pending-point handling: a model-based method asked twice proposes the same point.
+    No pending-point handling: a deterministic acquisition search asked twice proposes the
+    same point.
 
-    >>> opt = Optimizer([(0, 1)] * 2, method="gp-ucb", seed=0, n_init=2, acq_budget=50)
+    >>> opt = Optimizer([(0, 1)] * 2, method="gp-ucb", seed=0, n_init=2, acq_budget=50, maximizer="direct")
     >>> for _ in range(2):
     ...     x = opt.ask()
     ...     opt.tell(x, float(x.sum()))
@@ -181,7 +184,7 @@ class Optimizer:
         self,
         bounds: Box | ArrayLike,
         *,
-        method: str = "gp-ucb",
+        method: str = "auto",
         seed: int | None = None,
         budget: int | None = None,
         direction: str = "minimize",
@@ -466,7 +469,7 @@ def minimize(
     fun: Callable[..., Any],
     bounds: Box | ArrayLike,
     *,
-    method: str = "gp-ucb",
+    method: str = "auto",
     budget: int,
     seed: int | None = None,
     args: tuple[Any, ...] = (),
@@ -483,8 +486,9 @@ def minimize(
         ``fun(x, *args) -> float`` with ``x`` of shape (D,).
     bounds : Box or array_like of shape (D, 2)
         One ``(lower, upper)`` pair per variable.
-    method : str, default "gp-ucb"
-        Registered method name; see ``hdbo list methods``.
+    method : str, default "auto"
+        Registered method name; see ``hdbo list methods``. ``"auto"`` is hdbo's default for
+        any dimension (:mod:`hdbo.methods.auto`).
     budget : int
         Number of evaluations of ``fun``.
     seed : int, optional
@@ -530,7 +534,7 @@ def maximize(
     fun: Callable[..., Any],
     bounds: Box | ArrayLike,
     *,
-    method: str = "gp-ucb",
+    method: str = "auto",
     budget: int,
     seed: int | None = None,
     args: tuple[Any, ...] = (),
@@ -550,8 +554,9 @@ def maximize(
         ``fun(x, *args) -> float`` with ``x`` of shape (D,).
     bounds : Box or array_like of shape (D, 2)
         One ``(lower, upper)`` pair per variable.
-    method : str, default "gp-ucb"
-        Registered method name; see ``hdbo list methods``.
+    method : str, default "auto"
+        Registered method name; see ``hdbo list methods``. ``"auto"`` is hdbo's default for
+        any dimension (:mod:`hdbo.methods.auto`).
     budget : int
         Number of evaluations of ``fun``.
     seed : int, optional

@@ -29,6 +29,7 @@ from hdbo.methods.peers import PEER_PACKAGES, PEERS_INSTALL
 FAST_OPTIONS: dict[str, dict] = {
     "gp-ucb": {"n_init": 4, "acq_budget": 150},
     "gp-ei": {"n_init": 4, "acq_budget": 150},
+    "auto": {"n_init": 4, "acq_budget": 150},
     "add-gp-ucb": {"n_init": 4, "acq_budget": 150, "d": 2, "M": 3, "explore_iters": 3, "refit_every": 3,
                    "refine_starts": 1},
     # maxiter=1 stops DIRECT after its 1 + 2*5 = 11-point initial sampling, so the run also

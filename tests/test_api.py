@@ -227,7 +227,7 @@ def test_overflowing_bounds_are_rejected():
 
 def test_ask_twice_without_tell_repeats_the_point():
     """Documented limitation: one evaluation in flight at a time, no pending-point handling."""
-    opt = Optimizer(BOUNDS, method="gp-ucb", seed=0, n_init=2, acq_budget=50)
+    opt = Optimizer(BOUNDS, method="gp-ucb", seed=0, n_init=2, acq_budget=50, maximizer="direct")
     for _ in range(3):
         x = opt.ask()
         opt.tell(x, sphere(x))

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from .functions import ACQUISITIONS, EI, PI, UCB, Acquisition, acquisition_from_name
+from .functions import ACQUISITIONS, EI, PI, UCB, Acquisition, LogEI, acquisition_from_name
 from .maximizers import (
     MAXIMIZERS,
     MaximizeResult,
@@ -19,7 +19,9 @@ from .maximizers import (
     maximize_direct_many,
     maximize_grid,
     maximize_lbfgsb,
+    maximize_local,
     maximize_random,
+    perturb_subsets,
 )
 from .schedules import (
     BETA_SCHEDULES,
@@ -37,6 +39,7 @@ __all__ = [
     "Acquisition",
     "UCB",
     "EI",
+    "LogEI",
     "PI",
     "ACQUISITIONS",
     "acquisition_from_name",
@@ -47,6 +50,8 @@ __all__ = [
     "maximize_direct",
     "maximize_direct_many",
     "maximize_lbfgsb",
+    "maximize_local",
+    "perturb_subsets",
     "maximize_random",
     "maximize_grid",
     "BETA_SCHEDULES",

@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import erfcx, ndtr
+from scipy.special import erfcx, log_ndtr, ndtr
 
 from .._validation import check_real
 from ..gp import GaussianProcess
 
-__all__ = ["Acquisition", "UCB", "EI", "PI", "acquisition_from_name", "ACQUISITIONS"]
+__all__ = ["Acquisition", "UCB", "EI", "LogEI", "PI", "acquisition_from_name", "ACQUISITIONS"]
 
 Array = NDArray[np.float64]
 
@@ -278,6 +278,87 @@ class EI(_Improvement):
         return np.maximum(values, 0.0), cdf, pdf
 
 
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_HALF_LOG_HALF_PI = 0.5 * math.log(math.pi / 2.0)
+# Beyond |z| = 1e5 (z < 0) the expansion h(z) ~ phi(z) / z^2 is exact to double precision.
+_Z_ASYMPTOTIC = -1e5
+
+
+def _log1mexp(x: Array) -> Array:
+    """``log(1 - exp(x))`` for ``x < 0``, accurate near 0 and far below it."""
+    with np.errstate(divide="ignore"):
+        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+
+
+def log_h(z: Array) -> Array:
+    """``log(phi(z) + z Phi(z))``, the log of EI's standardized form, accurate for every z.
+
+    For ``z > -1`` directly; below, through ``erfcx`` without cancellation
+    (``h(z) = phi(z) (1 - |z| sqrt(pi/2) erfcx(|z|/sqrt 2))``); beyond ``|z| = 1e5`` by the
+    expansion ``h(z) ~ phi(z) / z^2`` (Ament et al. 2023, eq. 9 and appendix).
+    """
+    z = np.asarray(z, dtype=float)
+    out = np.empty_like(z)
+    hi = z > -1.0
+    zh = z[hi]
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        out[hi] = np.log(_norm_pdf(zh) + zh * ndtr(zh))
+    mid = (~hi) & (z >= _Z_ASYMPTOTIC)
+    zm = z[mid]
+    out[mid] = -0.5 * zm * zm - _HALF_LOG_2PI + _log1mexp(np.log(erfcx(-zm / math.sqrt(2.0)) * -zm) + _HALF_LOG_HALF_PI)
+    far = z < _Z_ASYMPTOTIC
+    zf = z[far]
+    out[far] = -0.5 * zf * zf - _HALF_LOG_2PI - 2.0 * np.log(-zf)
+    return out
+
+
+class LogEI(_Improvement):
+    """The logarithm of expected improvement, computed without underflow (Ament et al. 2023).
+
+    ``log EI(x) = log std + log h(z)`` with ``h(z) = phi(z) + z Phi(z)`` and
+    ``z = (mean - best - xi) / std``. It has the maximizers of :class:`EI`, but where EI and
+    its gradient underflow to 0 (far from the incumbent, as most of a high-dimensional box
+    is) LogEI stays finite with an informative gradient, so a gradient-based search can climb
+    it from anywhere.
+
+    Parameters
+    ----------
+    model, best, xi
+        As for :class:`EI`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for :class:`EI`.
+
+    Notes
+    -----
+    ``dlogEI/dmean = Phi(z) / (std h(z))`` and ``dlogEI/dstd = phi(z) / (std h(z))``, each
+    ratio computed in log space. Where ``std == 0`` the value is ``log(max(improvement, 0))``
+    (``-inf`` without improvement, a wall for the maximizers).
+
+    References
+    ----------
+    S. Ament, S. Daulton, D. Eriksson, M. Balandat, E. Bakshy. Unexpected improvements to
+    expected improvement for Bayesian optimization. NeurIPS 2023.
+    """
+
+    def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
+        imp, z = self._z(mean, std)
+        live = std > 0.0
+        values = np.empty_like(z)
+        d_mean = np.zeros_like(z)
+        d_std = np.zeros_like(z)
+        zl, sl = z[live], std[live]
+        lh = log_h(zl)
+        values[live] = np.log(sl) + lh
+        d_mean[live] = np.exp(log_ndtr(zl) - lh) / sl
+        d_std[live] = np.exp(-0.5 * zl * zl - _HALF_LOG_2PI - lh) / sl
+        with np.errstate(divide="ignore"):
+            values[~live] = np.log(np.maximum(imp[~live], 0.0))
+        return values, d_mean, d_std
+
+
 class PI(_Improvement):
     """Probability of improvement ``Phi((mean - best - xi) / std)``, for maximization.
 
@@ -318,7 +399,7 @@ class PI(_Improvement):
         return ndtr(z), d_mean, d_std
 
 
-ACQUISITIONS: dict[str, type[Acquisition]] = {"ucb": UCB, "ei": EI, "pi": PI}
+ACQUISITIONS: dict[str, type[Acquisition]] = {"ucb": UCB, "ei": EI, "logei": LogEI, "pi": PI}
 
 
 def acquisition_from_name(
@@ -333,16 +414,16 @@ def acquisition_from_name(
 
     Parameters
     ----------
-    name : {"ucb", "ei", "pi"}
+    name : {"ucb", "ei", "logei", "pi"}
         Case-insensitive.
     model : object
         Posterior with ``predict(X, return_grad=...)``.
     beta : float, optional
         Required for ``"ucb"``.
     best : float, optional
-        Required for ``"ei"`` and ``"pi"``.
+        Required for ``"ei"``, ``"logei"`` and ``"pi"``.
     xi : float, default 0.0
-        Margin for ``"ei"`` and ``"pi"``.
+        Margin for ``"ei"``, ``"logei"`` and ``"pi"``.
 
     Returns
     -------

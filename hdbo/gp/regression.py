@@ -1,7 +1,8 @@
 """Exact Gaussian-process regression with an incrementally extended Cholesky factor.
 
 Model: ``y = m + scale * g(x) + noise`` where the outputs are first transformed by a shift
-``m`` (0 for ``mean="zero"``, the sample mean for ``mean="constant"``) and, with
+``m`` (0 for ``mean="zero"``, the sample mean for ``mean="constant"``, the sample mean plus a
+fitted constant for ``mean="learned"``) and, with
 ``standardize=True``, a scale (the sample standard deviation). In transformed units
 ``g ~ GP(0, k)`` and the noise is ``N(0, noise_variance)``; the transform is computed by
 :meth:`GaussianProcess.fit` and frozen by :meth:`GaussianProcess.update`, so an update equals a
@@ -33,6 +34,7 @@ from scipy.optimize import minimize
 from .._validation import check_choice, check_int
 from ..exceptions import NotFittedError, NumericalError
 from .kernels import Additive, Kernel
+from .priors import LogNormalPrior
 
 __all__ = ["GaussianProcess"]
 
@@ -65,12 +67,22 @@ class GaussianProcess:
         Observation-noise variance in transformed (standardized) output units.
     noise_bounds : (float, float), default (1e-8, 1.0)
         Fitting bounds of ``noise_variance``; equal bounds fix it.
-    mean : {"constant", "zero"}, default "constant"
-        Prior mean: the sample mean of the outputs, or zero.
+    mean : {"constant", "zero", "learned"}, default "constant"
+        Prior mean: the sample mean of the outputs, zero, or a constant fitted with the
+        hyperparameters (``"learned"``: for given hyperparameters, the generalized-least-squares
+        constant ``1' K^-1 z / 1' K^-1 1`` of the standardized outputs z, which maximizes the
+        marginal likelihood over the constant; it is folded into ``y_shift_`` after each fit).
+        Far from the data the posterior mean returns to this constant: for an objective whose
+        good region is small, a learned constant below the sample mean keeps the acquisition
+        from favouring every unexplored corner.
     standardize : bool, default True
         Divide the (shifted) outputs by their sample standard deviation.
     n_restarts : int, default 5
         Random restarts (in addition to the current hyperparameters) when fitting.
+    prior : LogNormalPrior, optional
+        Prior on :attr:`theta` (e.g. :func:`hdbo.gp.dimension_scaled_prior`): fitting then
+        maximizes the log marginal likelihood plus the log prior (MAP) instead of the bare
+        marginal likelihood (ML-II), and the random restarts are drawn from the prior.
 
     Attributes
     ----------
@@ -89,10 +101,12 @@ class GaussianProcess:
     Raises
     ------
     TypeError
-        If ``kernel`` is not a :class:`~hdbo.gp.Kernel` or ``n_restarts`` is not an int.
+        If ``kernel`` is not a :class:`~hdbo.gp.Kernel`, ``n_restarts`` is not an int or
+        ``prior`` is not a :class:`~hdbo.gp.LogNormalPrior`.
     ValueError
         If ``mean`` is unknown, ``noise_bounds`` does not satisfy ``0 < lower <= upper < inf``,
-        ``noise_variance`` lies outside them, or ``n_restarts < 0``.
+        ``noise_variance`` lies outside them, ``n_restarts < 0``, or ``prior`` does not have one
+        entry per hyperparameter.
 
     Examples
     --------
@@ -114,10 +128,11 @@ class GaussianProcess:
         mean: str = "constant",
         standardize: bool = True,
         n_restarts: int = 5,
+        prior: LogNormalPrior | None = None,
     ) -> None:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"kernel must be a hdbo.gp.Kernel, got {type(kernel).__name__}")
-        check_choice(mean, "mean", ("constant", "zero"))
+        check_choice(mean, "mean", ("constant", "zero", "learned"))
         lo, hi = (float(b) for b in noise_bounds)
         if not (0 < lo <= hi < np.inf):
             raise ValueError(f"noise_bounds must satisfy 0 < lower <= upper, got {noise_bounds!r}")
@@ -129,6 +144,12 @@ class GaussianProcess:
         self.mean = mean
         self.standardize = bool(standardize)
         self.n_restarts = check_int(n_restarts, "n_restarts", low=0)
+        if prior is not None:
+            if not isinstance(prior, LogNormalPrior):
+                raise TypeError(f"prior must be a hdbo.gp.LogNormalPrior or None, got {type(prior).__name__}")
+            if prior.size != kernel.n_params + 1:
+                raise ValueError(f"prior has {prior.size} entries; the GP has {kernel.n_params + 1} hyperparameters")
+        self.prior = prior
         self.X_: Array | None = None
         # posterior_fn closures of the current factorization, keyed by group (None: whole f)
         self._fast: dict[tuple[int | None, bool], Callable[[Array], tuple[Array, Array]]] = {}
@@ -191,7 +212,7 @@ class GaussianProcess:
             return 0.0, 1.0
         p = math.ldexp(1.0, math.frexp(top)[1] - 1)  # power of two <= top, so |y / p| < 2
         u = y / p
-        shift = float(np.mean(u)) * p if self.mean == "constant" else 0.0
+        shift = float(np.mean(u)) * p if self.mean != "zero" else 0.0
         if not self.standardize:
             return shift, 1.0
         spread = float(np.std(u)) if y.size > 1 else 0.0
@@ -305,7 +326,25 @@ class GaussianProcess:
         if optimize and y.size >= 2:
             self.optimize_hyperparameters(rng=rng)
         self.refactorize()
+        self._fit_constant()
         return self
+
+    @staticmethod
+    def _gls_constant(L: Array, z: Array) -> float:
+        """``1' K^-1 z / 1' K^-1 1`` for the factor L of K, clipped to [-10, 10] (standardized units)."""
+        w = cho_solve((L, True), np.ones(z.size), check_finite=False)
+        c = float(w @ z) / float(np.sum(w))
+        return float(np.clip(c, -10.0, 10.0)) if np.isfinite(c) else 0.0
+
+    def _fit_constant(self) -> None:
+        """``mean="learned"``: fold the GLS constant of the current factorization into ``y_shift_``."""
+        if self.mean != "learned" or self.n_train < 2:
+            return
+        c = self._gls_constant(self.L_, self._z)
+        if c != 0.0:
+            self.y_shift_ = self.y_shift_ + c * self.y_scale_
+            self._z = self.transform_outputs(self.y_)
+            self._refresh_alpha()
 
     def refactorize(self) -> "GaussianProcess":
         """Factorize the current data from scratch, in O(t^3), keeping hyperparameters and transform.
@@ -655,6 +694,8 @@ class GaussianProcess:
                 return (-np.inf, np.zeros(saved.size)) if eval_gradient else -np.inf
             L, jitter = fac
             z = self._z
+            if self.mean == "learned":  # profile out the constant (its gradient is 0 at the optimum)
+                z = z - self._gls_constant(L, z)
             alpha = cho_solve((L, True), z)
             lml = -0.5 * float(z @ alpha) - float(np.sum(np.log(np.diag(L)))) - 0.5 * z.size * _LOG_2PI
             if not eval_gradient:
@@ -671,10 +712,12 @@ class GaussianProcess:
             self.noise_variance = saved_noise
 
     def optimize_hyperparameters(self, *, rng: np.random.Generator | None = None) -> "GaussianProcess":
-        """Maximize the log marginal likelihood over the free hyperparameters.
+        """Maximize the log marginal likelihood (plus the log prior) over the free hyperparameters.
 
         Multi-start L-BFGS-B within the log-space bounds: from the current hyperparameters
-        and ``n_restarts`` points drawn uniformly in the bounds. The best optimum found is
+        and ``n_restarts`` points drawn uniformly in the bounds (with a :attr:`prior`: its
+        location, then ``n_restarts - 1`` draws from it, clipped into the bounds). The best
+        optimum found is
         kept (the current values if no start improves on them). Fixed hyperparameters (equal
         bounds) are left alone; if all are fixed, nothing is done. Does not refactorize:
         :meth:`fit` calls this and then factorizes.
@@ -706,7 +749,7 @@ class GaussianProcess:
         free = bounds[:, 0] < bounds[:, 1]
         if not np.any(free):
             return self
-        if self.n_restarts > 0 and rng is None:
+        if self.n_restarts > (1 if self.prior is not None else 0) and rng is None:
             raise ValueError("rng is required to draw random restarts (n_restarts > 0)")
         base = self.theta
         start = np.clip(base[free], bounds[free, 0], bounds[free, 1])
@@ -717,10 +760,18 @@ class GaussianProcess:
             lml, grad = self.log_marginal_likelihood(th, eval_gradient=True)  # type: ignore[misc]
             if not np.isfinite(lml):
                 return 1e25, np.zeros(v.size)
+            if prior is not None:
+                lp, glp = prior.log_prob(th)
+                lml, grad = lml + lp, grad + glp
             return -lml, -grad[free]
 
+        prior = self.prior
         starts = [start]
-        if self.n_restarts:
+        if self.n_restarts and prior is not None:  # the prior's location first, then draws from it
+            starts.append(np.clip(prior.loc, bounds[:, 0], bounds[:, 1])[free])
+            if self.n_restarts > 1:
+                starts += list(prior.sample(rng, self.n_restarts - 1, bounds)[:, free])  # type: ignore[arg-type]
+        elif self.n_restarts:
             lo, hi = bounds[free, 0], bounds[free, 1]
             starts += list(lo + (hi - lo) * rng.random((self.n_restarts, int(free.sum()))))  # type: ignore[union-attr]
         best_v, best_f = start, objective(start)[0]

@@ -10,6 +10,7 @@ from . import rpp_gp_ucb  # noqa: F401  (Li et al. 2016)
 from . import hesbo, rembo, sre  # noqa: F401  (embedding baselines of Tran-The et al. 2020)
 from . import si_bo, subspace_ucb  # noqa: F401  (Djolonga et al. 2013 and its baselines)
 from . import cws, hds  # noqa: F401  (Chen et al. 2012 and its CWS baseline)
+from . import auto  # noqa: F401  (the practitioner's default)
 from . import peers  # noqa: F401  (BoTorch, Optuna, CMA-ES; their packages are imported when a peer is built)
 
 __all__ = ["Method", "available_methods", "get_method_class", "make_method", "register"]

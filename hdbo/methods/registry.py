@@ -135,11 +135,19 @@ def register(cls: type[Method]) -> type[Method]:
     return cls
 
 
+#: Options added after stores were written, with the value that gives the behaviour the
+#: method had before (a stored run without the option ran with that value), in the order they
+#: were added. A spec that pins the old value finds the runs stored before the option existed.
+LEGACY_OPTION_VALUES: tuple[tuple[str, Any], ...] = (("gp_prior", "none"), ("maximizer", "direct"))
+
+
 def option_spellings(method: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """The ways ``params`` may have been written, current names first (for stored run identities).
 
     A run store identifies a run by the text of its method parameters; a store written before
-    an option was renamed (``cls.renamed_options``) holds the old name.
+    an option was renamed (``cls.renamed_options``) holds the old name, and one written before
+    an option existed lacks it (:data:`LEGACY_OPTION_VALUES`: only when ``params`` sets it to
+    the value that reproduces the old behaviour).
 
     Parameters
     ----------
@@ -152,15 +160,23 @@ def option_spellings(method: str, params: dict[str, Any]) -> list[dict[str, Any]
     -------
     list of dict
         ``params`` with every renamed option under its current name, then, if any renamed
-        option is present, under its old name.
+        option is present, under its old name; then each of these without the options of
+        :data:`LEGACY_OPTION_VALUES` that hold their legacy value (first without the latest
+        added, then without the latest two, ...).
     """
     cls = _REGISTRY.get(method) if isinstance(method, str) else None
-    if cls is None or not cls.renamed_options:
+    if cls is None:
         return [dict(params)]
-    current = cls.upgrade_params(params)
+    current = cls.upgrade_params(params) if cls.renamed_options else dict(params)
     back = {new: old for old, new in cls.renamed_options.items()}
     old = {back.get(k, k): v for k, v in current.items()}
-    return [current] if old == current else [current, old]
+    out = [current] if old == current else [current, old]
+    legacy = [name for name, value in LEGACY_OPTION_VALUES if name in current and current[name] == value]
+    if legacy and legacy[0] == LEGACY_OPTION_VALUES[0][0]:
+        for n in range(1, len(legacy) + 1):
+            drop = set(legacy[:n])
+            out += [{k: v for k, v in p.items() if k not in drop} for p in list(out[: 2 if old != current else 1])]
+    return out
 
 
 def available_methods() -> list[str]:

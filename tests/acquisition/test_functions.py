@@ -116,7 +116,7 @@ def test_factory_and_errors(model):
     assert isinstance(acquisition_from_name("ei", model, best=0.0), EI)
     pi = acquisition_from_name("pi", model, best=0.0, xi=0.1)
     assert isinstance(pi, PI) and isinstance(pi, Acquisition) and pi.xi == 0.1
-    with pytest.raises(ValueError, match=r"unknown acquisition name 'lcb'.*\['ei', 'pi', 'ucb'\]"):
+    with pytest.raises(ValueError, match=r"unknown acquisition name 'lcb'.*\['ei', 'logei', 'pi', 'ucb'\]"):
         acquisition_from_name("lcb", model)
     with pytest.raises(ValueError, match="beta is required"):
         acquisition_from_name("ucb", model)
@@ -132,3 +132,36 @@ def test_factory_and_errors(model):
         UCB(object(), beta=1.0)
     with pytest.raises(ValueError, match=r"X must have shape \(n, d\)"):
         UCB(model, beta=1.0)(np.zeros((2, 2, 3)))
+
+
+def test_log_ei_is_the_log_of_ei_where_ei_is_representable(model, rng):
+    from hdbo.acquisition import LogEI
+
+    X = rng.uniform(-1, 1, size=(50, 3))
+    for best, xi in ((-0.4, 0.0), (-0.1, 0.05), (0.5, 0.0)):
+        ei, log_ei = EI(model, best, xi), LogEI(model, best, xi)
+        assert_allclose(log_ei(X), np.log(ei(X)), rtol=1e-9)
+        values, grads = log_ei.value_and_grad(X)
+        assert_allclose(grads, central_diff(log_ei, X), rtol=1e-5, atol=1e-8)
+
+
+def test_log_ei_deep_tail_is_finite_with_an_informative_gradient():
+    """Where EI underflows to 0 (z far below -40), LogEI and its gradient stay finite and point home."""
+    from hdbo.acquisition import LogEI
+    from hdbo.acquisition.functions import log_h
+
+    m = FakeModel([0.0, 0.0, 0.0], s0=1e-3, amp=0.0)
+    acq = LogEI(m, best=5.0)  # improvement -5 - ||x||^2 with std 1e-3: z ~ -5000
+    X = np.array([[1.0, 1.0, 1.0], [0.5, 0.0, 0.0]])
+    values, grads = acq.value_and_grad(X)
+    assert np.all(np.isfinite(values)) and np.all(np.isfinite(grads))
+    assert EI(m, best=5.0)(X)[0] == 0.0
+    assert np.all(np.sum(grads * X, axis=1) < 0)  # uphill is towards the mean's maximum at 0
+    # log h against the expansion phi(z)/z^2 (1 - 3/z^2) at z = -1e3 and the asymptotic branch
+    for z in (-1e3, -1e6):
+        expected = -0.5 * z * z - 0.5 * np.log(2 * np.pi) - 2 * np.log(-z) + np.log1p(-3 / z**2)
+        assert log_h(np.array([z]))[0] == pytest.approx(expected, rel=1e-12)
+    # zero std: the log of the improvement, -inf without one
+    zero = FakeModel([0.0, 0.0, 0.0], s0=0.0, amp=0.0)
+    assert LogEI(zero, best=-1.0)(np.zeros((1, 3)))[0] == pytest.approx(0.0)
+    assert LogEI(zero, best=1.0)(np.zeros((1, 3)))[0] == -np.inf

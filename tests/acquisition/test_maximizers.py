@@ -10,7 +10,7 @@ from hdbo.space import Box
 BOUNDS = np.array([[-1.0, 2.0], [0.0, 1.0]])
 C = np.array([0.7, 0.35])
 NAMES = sorted(MAXIMIZERS)
-TOL = {"direct": 0.05, "lbfgsb": 0.05, "grid": 0.05, "random": 0.15}
+TOL = {"direct": 0.05, "lbfgsb": 0.05, "local": 0.05, "grid": 0.05, "random": 0.15}
 
 
 class Counted:
@@ -136,3 +136,48 @@ def test_grid_layout_and_limits(rng):
         maximize_grid(Counted(np.zeros(4)), np.tile([0, 1.0], (4, 1)), budget=10**4, rng=rng)
     with pytest.raises(ValueError, match=r"budget must leave at least 2\*\*d = 4 points"):
         maximize_grid(Counted(), BOUNDS, budget=3, rng=rng)
+
+
+def test_local_search_finds_a_high_dimensional_maximum_near_the_centres(rng):
+    """In 300 dimensions the local search climbs from the centres; DIRECT's budget cannot."""
+    from hdbo.acquisition import maximize_local
+
+    d = 300
+    c = np.full(d, 0.3)
+    f = Counted(c)
+    centres = np.vstack([np.full(d, 0.35), rng.random((3, d))])
+    res = maximize_local(f, [(0.0, 1.0)] * d, budget=3000, rng=rng, fun_and_grad=f.value_and_grad,
+                         x0_candidates=centres)
+    assert res.nfev == f.points <= 3000 and res.method == "local"
+    assert res.value > -1e-6
+    direct = maximize("direct", Counted(c), [(0.0, 1.0)] * d, budget=3000, rng=np.random.default_rng(0),
+                      x0_candidates=centres)
+    assert direct.value < -0.1  # the reason for the local default: DIRECT stays near its centres
+    # without analytic gradients the search still works (forward differences, one run per start)
+    fd = maximize_local(Counted(C), BOUNDS, budget=300, rng=np.random.default_rng(1), x0_candidates=[[0.0, 0.0]])
+    assert np.linalg.norm(fd.x - C) < 1e-3
+
+
+def test_perturbed_subsets_change_few_coordinates(rng):
+    from hdbo.acquisition import perturb_subsets
+
+    box = Box.unit(200)
+    centres = np.vstack([np.full(200, 0.5), np.full(200, 0.25)])
+    P = perturb_subsets(centres, 1000, box, rng, n_perturbed=20)
+    assert P.shape == (1000, 200) and np.all((P >= 0) & (P <= 1))
+    changed = np.minimum(np.sum(P != 0.5, axis=1), np.sum(P != 0.25, axis=1))
+    assert np.all(changed >= 1) and 12 < np.mean(changed) < 28
+    from_best = np.sum(np.sum(P != 0.5, axis=1) < 100)
+    assert 450 <= from_best <= 550  # half the points come from centre 0
+
+
+def test_local_option_errors(rng):
+    from hdbo.acquisition import maximize_local
+
+    f = Counted()
+    with pytest.raises(ValueError, match="screen_fraction"):
+        maximize_local(f, BOUNDS, budget=50, rng=rng, screen_fraction=0.0)
+    with pytest.raises(ValueError, match="n_starts"):
+        maximize_local(f, BOUNDS, budget=50, rng=rng, n_starts=0)
+    with pytest.raises(TypeError, match="fun_and_grad"):
+        maximize_local(f, BOUNDS, budget=50, rng=rng, fun_and_grad=3)

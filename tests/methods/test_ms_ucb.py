@@ -115,7 +115,7 @@ def test_d_equal_D_reduces_to_gp_ucb():
                   acq_budget=600)
     # the same length-scale: 0.5 on [-1, 1] (MS-UCB's domain) is 0.25 on [0, 1] (GP-UCB's)
     ms = make_method("ms-ucb", [(-1, 1)] * 2, seed=0, d=2, lengthscale_bounds=(0.5, 0.5), **common)
-    gp_ucb = make_method("gp-ucb", [(-1, 1)] * 2, seed=0, maximizer="lbfgsb", polish=False,
+    gp_ucb = make_method("gp-ucb", [(-1, 1)] * 2, seed=0, maximizer="lbfgsb", polish=False, gp_prior="none",
                          lengthscale_bounds=(0.25, 0.25), **common)
     for x in X:
         ms.tell(x, f(x))

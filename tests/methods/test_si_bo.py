@@ -205,7 +205,7 @@ def test_phase2_kernel_is_fitted_on_phase2_data_only():
     scales = {}
     for fit_phase1 in (False, True):
         p = get("gp-subspace", dim=D, noise_std=0.01, seed=0)
-        m = make_method("si-bo", p.bounds, seed=0, k=2, noise_std=0.01, fit_phase1=fit_phase1)
+        m = make_method("si-bo", p.bounds, seed=0, k=2, noise_std=0.01, fit_phase1=fit_phase1, gp_prior="none")
         rng = np.random.default_rng(100)
         for _ in range(m.phase1_evaluations):
             x = m.ask()
@@ -235,7 +235,7 @@ def test_refit_on_selected_rows_matches_a_fit_on_those_rows():
     rows = np.arange(60) >= 40
 
     def method():
-        return make_method("random-subspace-ucb", [(-1.0, 1.0)] * 4, seed=0, k=2, noise_std=0.01)
+        return make_method("random-subspace-ucb", [(-1.0, 1.0)] * 4, seed=0, k=2, noise_std=0.01, gp_prior="none")
 
     gp = _refit_known_noise(method(), X, y, fit_rows=rows, min_fit=10)
     assert gp.n_train == 60 and gp.y_shift_ == pytest.approx(y.mean()) and gp.y_scale_ == pytest.approx(y.std())
