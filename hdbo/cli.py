@@ -1,4 +1,4 @@
-"""The ``hdbo`` command line: run, reproduce, report, list.
+"""The ``hdbo`` command line: run, reproduce, report, suite-report, list.
 
 Examples
 --------
@@ -9,11 +9,13 @@ Examples
     hdbo list methods
     hdbo reproduce example --scale quick
     hdbo report --store runs/example.db --out docs/report.md
+    hdbo suite-report                  # docs/benchmarks.md from docs/benchmarks/*.csv.gz
 
 Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr,
 nothing written: also a store path that is a folder, lies under a file or in a folder you
 cannot write, a file that is not an hdbo store or is of a newer schema version, an output file
-that cannot be written, an integer above 2**63 - 1, or runs that cannot fit in memory, see
+that cannot be written, a missing or malformed summary (``suite-report``), an integer above
+2**63 - 1, or runs that cannot fit in memory, see
 :mod:`hdbo.experiments.resources`),
 3 some runs were interrupted because their worker process died (one line per run on stderr;
 the other runs finished; rerun the same command to resume them), 130 interrupted by Ctrl-C
@@ -465,6 +467,27 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0 if summary is None else _report_errors(summary, store)
 
 
+def _cmd_suite_report(args: argparse.Namespace) -> int:
+    from .experiments.suite_report import write_suite_report
+
+    paths = [Path(p) for p in args.summaries] or sorted(Path("docs/benchmarks").glob("*.csv.gz"))
+    if not paths:
+        raise UsageError("no summaries given and none found in docs/benchmarks/*.csv.gz (run it from the "
+                         "repository root or name the .csv.gz files)")
+    for path in paths:
+        if not path.is_file():
+            raise UsageError(f"summary {str(path)!r} does not exist")
+    _check_output(args.out, "--out")
+    try:
+        out = write_suite_report(paths, args.out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
+    print(f"report written to {out}")
+    return 0
+
+
 def _seed_major(configs: list[Any], runs: int | None) -> list[Any]:
     """Order runs seed by seed (all runs of a spec's first seed, then its second, ...).
 
@@ -495,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     Returns
     -------
     argparse.ArgumentParser
-        With the subcommands ``run``, ``list``, ``report`` and ``reproduce``; its
+        With the subcommands ``run``, ``list``, ``report``, ``reproduce`` and ``suite-report``; its
         ``error`` raises :class:`UsageError` instead of exiting.
     """
     parser = _Parser(prog="hdbo", description="High-dimensional Bayesian optimization: experiments and reports.")
@@ -575,6 +598,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_plugin_option(rpr)
     rpr.set_defaults(func=_cmd_reproduce)
+
+    srp = sub.add_parser("suite-report", help="the high-dimensional suite's report from committed summaries")
+    srp.add_argument(
+        "summaries", nargs="*", metavar="SUMMARY",
+        help="summary files (.csv.gz) written by hdbo.experiments.export_summary (default: docs/benchmarks/*.csv.gz)",
+    )
+    srp.add_argument(
+        "--out", default="docs/benchmarks.md",
+        help="markdown file to write (default docs/benchmarks.md); figures go to benchmarks/ next to it",
+    )
+    srp.set_defaults(func=_cmd_suite_report)
     return parser
 
 

@@ -9,7 +9,10 @@
 ``plugins`` :func:`load_plugins`: import the user's modules that register problems and methods
             (specs and command lines name registered ones only, never ``module:attr``).
 ``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that cannot fit.
-``summary`` :func:`export_summary`: a point-free ``.csv.gz`` of a store, small enough for git.
+``summary`` :func:`export_summary`: a point-free ``.csv.gz`` of a store, small enough for git;
+            :func:`read_summary` reads one back.
+``suite_report`` :func:`write_suite_report`: the high-dimensional suite's report
+            (``docs/benchmarks.md``) from summaries, no store needed.
 ``report``  :func:`aggregate`, :func:`check_claims`, :func:`write_report`: markdown tables,
             claim verdicts (:class:`ClaimCheck`) and regret plots.
 
@@ -30,7 +33,8 @@ from .plugins import load_plugins
 from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claims, render_markdown, write_report
 from .resources import check_memory, estimate_run_memory
 from .runner import RunResult, RunSummary, run_many, run_one
-from .summary import export_summary
+from .suite_report import write_suite_report
+from .summary import SummaryRun, export_summary, read_summary
 from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
 from .store import (
     SCHEMA_VERSION,
@@ -77,6 +81,9 @@ __all__ = [
     "estimate_run_memory",
     "check_memory",
     "export_summary",
+    "read_summary",
+    "SummaryRun",
+    "write_suite_report",
     # reports
     "aggregate",
     "check_claims",

@@ -7,8 +7,20 @@ proposal and the evaluation took. :func:`export_summary` writes exactly that, so
 be committed and reports regenerated from git; the store stays the place to resume from.
 
 Columns: ``experiment, problem, problem_label, method, label, seed, budget, status, t, y, f,
-regret, failed, ask_seconds, eval_seconds`` (``y`` noisy value, ``f`` noise-free value; empty
-where a failed evaluation has none).
+regret, failed, ask_seconds, eval_seconds`` (``y`` noisy value, ``f`` noise-free value,
+``regret`` the optimum minus ``f``; problems maximize). Only runs with at least one evaluation
+appear (one row per evaluation). To keep the file small:
+
+* ``y``, ``f`` and ``regret`` are written with 9 significant digits (``%.9g``), the seconds
+  with 3 (``%.3g``);
+* ``y`` is left empty where it is written the same as ``f`` (every evaluation of a noise-free
+  problem): **an empty** ``y`` **means** ``y = f``. A missing ``y`` next to a present ``f``
+  (not written by hdbo's runner) is written ``nan``;
+* ``f`` and ``regret`` are empty where the store has none (a failed evaluation; a problem
+  whose optimum is unknown).
+
+:func:`read_summary` reads a summary back (empty ``y`` read as ``f``) into one
+:class:`SummaryRun` per run, with the values as arrays (NaN where empty).
 """
 
 from __future__ import annotations
@@ -16,10 +28,15 @@ from __future__ import annotations
 import csv
 import gzip
 import sqlite3
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-__all__ = ["SUMMARY_COLUMNS", "export_summary"]
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "export_summary", "read_summary"]
 
 SUMMARY_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
                    "t", "y", "f", "regret", "failed", "ask_seconds", "eval_seconds")
@@ -75,8 +92,135 @@ def export_summary(store: str | Path, out: str | Path, *, experiments: Iterable[
             writer = csv.writer(fh)
             writer.writerow(SUMMARY_COLUMNS)
             for row in rows:
-                writer.writerow(["" if v is None else (repr(v) if isinstance(v, float) else v) for v in row])
+                writer.writerow(_compact(row))
                 n += 1
         return n
     finally:
         conn.close()
+
+
+def _g(value: float | None, digits: int) -> str:
+    return "" if value is None else format(float(value), f".{digits}g")
+
+
+def _compact(row: tuple) -> list[object]:
+    """One store row as written: 9 significant digits for values, 3 for seconds, ``y`` empty if it reads as ``f``."""
+    *ident, t, y, f, regret, failed, ask_s, eval_s = row
+    f_text = _g(f, 9)
+    if y is None:
+        y_text = "" if f is None else "nan"
+    else:
+        y_text = _g(y, 9)
+        if f is not None and y_text == f_text:
+            y_text = ""
+    return [*ident, t, y_text, f_text, _g(regret, 9), int(failed), _g(ask_s, 3), _g(eval_s, 3)]
+
+
+@dataclass(frozen=True)
+class SummaryRun:
+    """The evaluations of one run, read from a summary (:func:`read_summary`).
+
+    Attributes
+    ----------
+    experiment, problem, problem_label, method, label : str
+        Identity of the run, as in the store.
+    seed, budget : int
+    status : str
+        ``"finished"``, ``"failed"``, ``"running"`` or ``"pending"`` when the summary was written.
+    t : ndarray of int, shape (n,)
+        Evaluation indices, increasing.
+    y, f, regret : ndarray of shape (n,)
+        Values as written (NaN where empty; ``y`` equal to ``f`` where it was left empty).
+    failed : ndarray of bool, shape (n,)
+    ask_seconds, eval_seconds : ndarray of shape (n,)
+        Seconds of each proposal and each evaluation.
+    source : str
+        The file the run was read from.
+    """
+
+    experiment: str
+    problem: str
+    problem_label: str
+    method: str
+    label: str
+    seed: int
+    budget: int
+    status: str
+    t: NDArray[np.int64]
+    y: NDArray[np.float64]
+    f: NDArray[np.float64]
+    regret: NDArray[np.float64]
+    failed: NDArray[np.bool_]
+    ask_seconds: NDArray[np.float64]
+    eval_seconds: NDArray[np.float64]
+    source: str
+
+
+def _number(text: str) -> float:
+    return float(text) if text else float("nan")
+
+
+def read_summary(path: str | Path) -> list[SummaryRun]:
+    """Read a summary written by :func:`export_summary`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.csv.gz`` summary.
+
+    Returns
+    -------
+    list of SummaryRun
+        One per run, in the order of the file; an empty ``y`` is read as ``f``.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist.
+    ValueError
+        ``path`` is not a summary (not gzip-compressed CSV, other columns, or a row that does
+        not parse); the message names the file and, for a row, its line.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"summary {str(path)!r} does not exist")
+    runs: dict[tuple, dict[str, list]] = {}
+    line = 1
+    try:
+        with gzip.open(file, "rt", newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            header = tuple(next(reader, ()))
+            if header != SUMMARY_COLUMNS:
+                raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:15]}, "
+                                 f"expected {list(SUMMARY_COLUMNS)}")
+            for line, row in enumerate(reader, start=2):
+                if len(row) != len(SUMMARY_COLUMNS):
+                    raise ValueError(f"{len(row)} fields, expected {len(SUMMARY_COLUMNS)}")
+                exp, prob, plabel, method, label, seed, budget, status, t, y, f, regret, failed, ask_s, eval_s = row
+                key = (exp, prob, plabel, method, label, int(seed), int(budget), status)
+                cols = runs.setdefault(key, {k: [] for k in ("t", "y", "f", "regret", "failed", "ask", "eval")})
+                f_val = _number(f)
+                cols["t"].append(int(t))
+                cols["y"].append(f_val if y == "" else float(y))
+                cols["f"].append(f_val)
+                cols["regret"].append(_number(regret))
+                cols["failed"].append(bool(int(failed)))
+                cols["ask"].append(float(ask_s))
+                cols["eval"].append(float(eval_s))
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"summary {str(path)!r} is not an hdbo summary (a gzip-compressed CSV): {exc}") from None
+    except ValueError as exc:
+        if str(exc).startswith(f"summary {str(path)!r}"):
+            raise
+        raise ValueError(f"summary {str(path)!r} is not an hdbo summary: line {line}: {exc}") from None
+    out = []
+    for (exp, prob, plabel, method, label, seed, budget, status), cols in runs.items():
+        order = np.argsort(cols["t"], kind="stable")
+        arr = {k: np.asarray(v)[order] for k, v in cols.items()}
+        out.append(SummaryRun(
+            experiment=exp, problem=prob, problem_label=plabel, method=method, label=label, seed=seed,
+            budget=budget, status=status, t=arr["t"].astype(np.int64), y=arr["y"].astype(float),
+            f=arr["f"].astype(float), regret=arr["regret"].astype(float), failed=arr["failed"].astype(bool),
+            ask_seconds=arr["ask"].astype(float), eval_seconds=arr["eval"].astype(float), source=str(path),
+        ))
+    return out

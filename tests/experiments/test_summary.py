@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import csv
 import gzip
+import re
 
+import numpy as np
 import pytest
 from _hdbo_test_problems import make_config
+from numpy.testing import assert_allclose
 
 from hdbo.experiments import RunStore, run_many
-from hdbo.experiments.summary import SUMMARY_COLUMNS, export_summary
+from hdbo.experiments.summary import SUMMARY_COLUMNS, export_summary, read_summary
 
 
 def test_summary_has_every_evaluation_and_no_points(tmp_path):
@@ -27,8 +30,12 @@ def test_summary_has_every_evaluation_and_no_points(tmp_path):
             ev = store.load_evaluations(rec.id)
             mine = [r for r in rows if int(r["seed"]) == cfg.seed]
             assert [int(r["t"]) for r in mine] == list(range(5))
-            assert [float(r["f"]) for r in mine] == ev.f.tolist()  # exact: floats written by repr
-            assert [float(r["ask_seconds"]) for r in mine] == ev.ask_seconds.tolist()
+            # to the written precision: 9 significant digits for values, 3 for seconds
+            assert_allclose([float(r["f"]) for r in mine], ev.f, rtol=5e-9, atol=0)
+            assert_allclose([float(r["regret"]) for r in mine], ev.regret, rtol=5e-9, atol=1e-300)
+            assert_allclose([float(r["ask_seconds"]) for r in mine], ev.ask_seconds, rtol=5e-3, atol=0)
+            assert_allclose([float(r["eval_seconds"]) for r in mine], ev.eval_seconds, rtol=5e-3, atol=0)
+            assert all(r["y"] == "" for r in mine)  # noise-free: y is f, left empty
     assert "x" not in rows[0]
     assert export_summary(tmp_path / "s.db", tmp_path / "none.csv.gz", experiments=["nope"]) == 0
 
@@ -39,3 +46,66 @@ def test_summary_refuses_a_missing_or_foreign_file(tmp_path):
     (tmp_path / "junk.db").write_bytes(b"not a database at all" * 10)
     with pytest.raises(ValueError, match="is not an hdbo store"):
         export_summary(tmp_path / "junk.db", tmp_path / "o.csv.gz")
+
+
+def _digits(text: str) -> int:
+    """Significant digits of a number as written."""
+    mantissa = re.split("[eE]", text)[0].lstrip("-").replace(".", "").lstrip("0")
+    return len(mantissa)
+
+
+def test_summary_is_compact_and_reads_back_with_y_as_f(tmp_path):
+    noisy = make_config(seed=1, budget=6, problem_params={"dim": 3, "noise_std": 0.1})
+    configs = [make_config(seed=0, budget=6), noisy]
+    run_many(tmp_path / "s.db", configs, progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
+    with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        assert all(_digits(r[c]) <= 9 for c in ("y", "f", "regret") if r[c])
+        assert _digits(r["ask_seconds"]) <= 3 and _digits(r["eval_seconds"]) <= 3
+    assert [r["y"] for r in rows if r["seed"] == "0"] == [""] * 6  # noise-free: y left empty
+    assert all(r["y"] and r["y"] != r["f"] for r in rows if r["seed"] == "1")  # noisy: y written
+    runs = read_summary(tmp_path / "s.csv.gz")
+    assert [(r.seed, r.status, r.budget) for r in runs] == [(0, "finished", 6), (1, "finished", 6)]
+    with RunStore(tmp_path / "s.db") as store:
+        for cfg, run in zip(configs, runs, strict=True):
+            ev = store.load_evaluations(store.find_run(cfg).id)
+            assert_allclose(run.y, ev.y, rtol=5e-9, atol=0)  # the empty y of seed 0 read as f
+            assert_allclose(run.f, ev.f, rtol=5e-9, atol=0)
+            assert_allclose(run.ask_seconds, ev.ask_seconds, rtol=5e-3, atol=0)
+            assert run.t.tolist() == list(range(6)) and not run.failed.any()
+    assert not np.array_equal(runs[1].y, runs[1].f)
+
+
+def test_failed_evaluations_and_unknown_optimum_stay_empty(tmp_path):
+    cfg = make_config(problem="toy-flaky", seed=3, budget=12)
+    unknown = make_config(seed=4, budget=3, problem_params={"dim": 3, "known_optimum": False})
+    run_many(tmp_path / "s.db", [cfg, unknown], progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
+    with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    bad = [r for r in rows if r["failed"] == "1"]
+    assert bad and all(r["y"] == r["f"] == r["regret"] == "" for r in bad)
+    assert [(r["regret"], r["y"], bool(r["f"])) for r in rows if r["seed"] == "4"] == [("", "", True)] * 3
+    run, _ = read_summary(tmp_path / "s.csv.gz")
+    assert np.isnan(run.f[run.failed]).all() and np.isnan(run.y[run.failed]).all()
+    assert np.isfinite(run.f[~run.failed]).all() and np.array_equal(run.y[~run.failed], run.f[~run.failed])
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (None, "does not exist"),
+        (b"experiment,problem\n", "is not an hdbo summary .a gzip"),
+        (gzip.compress(b"a,b,c\n1,2,3\n"), "columns are"),
+        (gzip.compress((",".join(SUMMARY_COLUMNS) + "\ne,p,P,m,M,x,10,finished,0,,1,,0,0.1,0.1\n").encode()),
+         "line 2"),
+    ],
+)
+def test_read_summary_refuses_what_is_not_a_summary(tmp_path, content, match):
+    path = tmp_path / "x.csv.gz"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises((ValueError, FileNotFoundError), match=match):
+        read_summary(path)

@@ -1,0 +1,550 @@
+"""The report of the high-dimensional comparison suite (``docs/benchmarks.md``), from summaries.
+
+:func:`write_suite_report` reads one or more summaries written by
+:func:`~hdbo.experiments.summary.export_summary` (gzip-compressed CSV, committed under
+``docs/benchmarks/``) and writes a markdown report with one PNG per problem; no SQLite store is
+needed, so the report is regenerated from git alone (``hdbo suite-report``). Every number in
+it is computed from the summaries.
+
+Conventions
+-----------
+* **Cells.** Runs are grouped by (budget, problem label); experiments with the same budget and
+  problem are merged (the budget-300 GP peers are a separate spec). Within a cell, a method is
+  its label. Only runs with status ``finished`` count; the others are named in a note. The
+  same run (budget, problem, method label, seed) in two summaries or experiments is an error.
+* **Minimization convention.** Problems maximize ``f`` internally; the report states values the
+  way the problems are usually stated, as minimization: the best value of a run is
+  ``-max_t f(x_t)`` over its successful evaluations (failed ones have no ``f``), and the
+  best-so-far curve is ``-max_{s<=t} f(x_s)``. Lower is better. A run without a successful
+  evaluation (so far) counts as the worst value in the median; where that is the median, the
+  method has none (and no rank).
+* **Ranks.** Methods are ranked by the median over runs of their best values (lower first).
+  Medians equal to ``TIE_RTOL = 1e-12`` relative, ``|a - b| <= 1e-12 max(|a|, |b|)``, share a
+  rank, and the next rank skips (1, 1, 3): a method's rank is one plus the number of methods
+  whose median is lower and not tied with it. A method whose runs have no successful
+  evaluation has no median and no rank. Values are read at the 9 significant digits of the
+  summaries, so medians that differ only beyond them are ties.
+* **Overview counts.** On each cell where hdbo's default and at least one peer have a median:
+  a win when its median is lower than every peer's and tied with none, a tie when no peer's is
+  lower but one is tied (not counted as best), else a loss; and the cells where random search's
+  median is lower than the default's (and not tied).
+* **Proposal seconds.** The median and the maximum of ``ask_seconds`` over every evaluation of
+  the method's finished runs (the time the method took to propose each point).
+* **hdbo's default** is the method whose label starts with ``"hdbo auto"``; the peers are the
+  methods registered as ``peer:*``; random search is the method ``random``.
+
+Figures need matplotlib (``pip install hdbo[plots]``), used through its object API with the
+Agg canvas; without it the report has the tables and a note.
+"""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import math
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .report import _cell, _slug
+from .summary import SummaryRun, read_summary
+
+__all__ = ["TIE_RTOL", "rank_medians", "write_suite_report"]
+
+#: Relative tolerance under which two medians are a tie (they share a rank).
+TIE_RTOL = 1e-12
+#: Label prefix of hdbo's default method in the suite's specs.
+AUTO_PREFIX = "hdbo auto"
+#: The spec set the suite's runs come from (``experiments/highdim/``).
+SPEC_SET = "highdim"
+#: The cell the report's reproduction command names when the data has it.
+EXAMPLE_CELL = ("highdim-b100-synthetic", "Levy D=100")
+TITLE = "hdbo high-dimensional comparison suite"
+
+
+def _tied(a: float, b: float) -> bool:
+    return abs(a - b) <= TIE_RTOL * max(abs(a), abs(b))
+
+
+def rank_medians(medians: Sequence[float]) -> list[int | None]:
+    """Competition ranks of medians (lower is better), ties within :data:`TIE_RTOL` relative.
+
+    Parameters
+    ----------
+    medians : sequence of float
+        One median per method; NaN for a method without one.
+
+    Returns
+    -------
+    list of (int or None)
+        ``1 +`` the number of medians that are lower and not tied; None for NaN.
+
+    Examples
+    --------
+    >>> rank_medians([2.0, 1.0, 1.0 + 1e-15, 3.0, float("nan")])
+    [3, 1, 1, 4, None]
+    """
+    vals = [float(m) for m in medians]
+    return [
+        None if math.isnan(m) else 1 + sum(1 for o in vals if not math.isnan(o) and o < m and not _tied(o, m))
+        for m in vals
+    ]
+
+
+@dataclass
+class _Method:
+    """One method in one cell: its finished runs and what the report shows of them."""
+
+    label: str
+    method: str
+    runs: list[SummaryRun]
+    best: NDArray[np.float64]  # per run, minimization convention (NaN: no successful evaluation)
+    curve: NDArray[np.float64]  # median best-so-far per evaluation, minimization convention
+    ask_median: float
+    ask_max: float
+    median: float = math.nan
+    rank: int | None = None
+
+    @property
+    def is_peer(self) -> bool:
+        return self.method.startswith("peer:")
+
+    @property
+    def is_auto(self) -> bool:
+        return self.label.startswith(AUTO_PREFIX)
+
+
+@dataclass
+class _Cell:
+    """One (budget, problem): its methods sorted by rank, and the runs left out."""
+
+    budget: int
+    problem_label: str
+    experiments: list[str]
+    methods: list[_Method] = field(default_factory=list)
+    unfinished: list[SummaryRun] = field(default_factory=list)
+    figure: str | None = None
+
+    def find(self, pred) -> _Method | None:  # type: ignore[no-untyped-def]
+        return next((m for m in self.methods if pred(m)), None)
+
+
+def _best_so_far(run: SummaryRun, budget: int) -> NDArray[np.float64]:
+    """``-max_{s<=t} f`` for t = 1..budget (NaN before the first success; the last value carried on)."""
+    vals = np.full(budget, np.nan)
+    keep = (run.t >= 0) & (run.t < budget) & np.isfinite(run.f)
+    vals[run.t[keep]] = -run.f[keep]
+    return np.fmin.accumulate(vals)
+
+
+def _median_worst_if_missing(values: NDArray[np.float64], axis: int | None = None) -> NDArray[np.float64]:
+    """Median with NaN (no successful evaluation yet) counted as the worst value; NaN where that is the median."""
+    med = np.median(np.where(np.isnan(values), np.inf, values), axis=axis)
+    return np.where(np.isfinite(med), med, np.nan)
+
+
+def _build_method(label: str, runs: list[SummaryRun], budget: int) -> _Method:
+    best = np.array([(-np.max(r.f[np.isfinite(r.f)]) if np.isfinite(r.f).any() else np.nan) for r in runs])
+    curves = np.vstack([_best_so_far(r, budget) for r in runs])
+    ask = np.concatenate([r.ask_seconds for r in runs])
+    return _Method(
+        label=label,
+        method=runs[0].method,
+        runs=runs,
+        best=best,
+        curve=_median_worst_if_missing(curves, axis=0),
+        ask_median=float(np.median(ask)) if ask.size else math.nan,
+        ask_max=float(np.max(ask)) if ask.size else math.nan,
+        median=float(_median_worst_if_missing(best)),
+    )
+
+
+def _cells(runs: list[SummaryRun]) -> list[_Cell]:
+    """Group runs into cells, ordered by budget, then first experiment, then problem label."""
+    seen: dict[tuple, SummaryRun] = {}
+    for r in runs:
+        key = (r.budget, r.problem_label, r.label, r.seed)
+        if key in seen:
+            o = seen[key]
+            raise ValueError(
+                f"summaries: the run {r.label!r} on {r.problem_label!r}, budget {r.budget}, seed {r.seed} appears "
+                f"twice (experiment {o.experiment!r} in {o.source!r} and experiment {r.experiment!r} in {r.source!r})"
+            )
+        seen[key] = r
+    grouped: dict[tuple[int, str], list[SummaryRun]] = {}
+    for r in runs:
+        grouped.setdefault((r.budget, r.problem_label), []).append(r)
+    cells = []
+    for (budget, plabel), group in grouped.items():
+        cell = _Cell(budget=budget, problem_label=plabel, experiments=sorted({r.experiment for r in group}))
+        by_label: dict[str, list[SummaryRun]] = {}
+        for r in group:
+            if r.status == "finished":
+                by_label.setdefault(r.label, []).append(r)
+            else:
+                cell.unfinished.append(r)
+        methods = [_build_method(label, sorted(rs, key=lambda r: r.seed), budget) for label, rs in by_label.items()]
+        for m, rank in zip(methods, rank_medians([m.median for m in methods]), strict=True):
+            m.rank = rank
+        methods.sort(key=lambda m: (m.rank is None, m.median if m.rank is not None else 0.0, m.label))
+        cell.methods = methods
+        cells.append(cell)
+    cells.sort(key=lambda c: (c.budget, c.experiments[0], c.problem_label))
+    return cells
+
+
+# ---------------------------------------------------------------------------- text
+def _num(x: float) -> str:
+    return "—" if not math.isfinite(x) else f"{x:.6g}"
+
+
+def _sec(x: float) -> str:
+    return "—" if not math.isfinite(x) else f"{x:.3g}"
+
+
+def _span(values: Iterable[int]) -> str:
+    vals = sorted(set(values))
+    if not vals:
+        return "0"
+    return str(vals[0]) if vals[0] == vals[-1] else f"{vals[0]}-{vals[-1]}"
+
+
+def _seeds(values: Iterable[int]) -> str:
+    vals = sorted(set(values))
+    if vals and vals == list(range(vals[0], vals[-1] + 1)) and len(vals) > 2:
+        return f"{vals[0]}-{vals[-1]}"
+    return ", ".join(map(str, vals)) or "none"
+
+
+def _rel(path: Path) -> str:
+    """``path`` relative to the current directory when it lies under it, else absolute (POSIX slashes)."""
+    full = path.resolve()
+    try:
+        return full.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return full.as_posix()
+
+
+def _regenerate_command(summaries: Sequence[Path], out: Path) -> str:
+    rel = [_rel(p) for p in summaries]
+    folders = {p.resolve().parent for p in summaries}
+    args = " ".join(shlex.quote(r) for r in rel)
+    if len(folders) == 1:
+        folder = folders.pop()
+        everything = {p.resolve() for p in folder.glob("*.csv.gz")}
+        if everything == {p.resolve() for p in summaries}:
+            args = shlex.quote(Path(rel[0]).parent.as_posix()) + "/*.csv.gz"
+    return f"hdbo suite-report {args} --out {shlex.quote(_rel(out))}"
+
+
+def _botorch_settings() -> str | None:
+    """BoTorch's acquisition-optimization defaults, read from the wrapper (None if unavailable)."""
+    try:
+        from ..methods.peers import BoTorchPeer
+    except ImportError:  # pragma: no cover - the module imports no optional package
+        return None
+    params = inspect.signature(BoTorchPeer.__init__).parameters
+    try:
+        return f"num_restarts={params['num_restarts'].default}, raw_samples={params['raw_samples'].default}"
+    except KeyError:  # pragma: no cover
+        return None
+
+
+def _scale_lines(runs: list[SummaryRun], summaries: Sequence[Path], out: Path) -> list[str]:
+    lines = [
+        "| experiment | budget | problems | methods | finished runs per method and problem | seeds (instances) "
+        "| runs not finished |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
+    first_budget = {e: min(r.budget for r in runs if r.experiment == e) for e in {r.experiment for r in runs}}
+    for exp in sorted(first_budget, key=lambda e: (first_budget[e], e)):
+        mine = [r for r in runs if r.experiment == exp]
+        done = [r for r in mine if r.status == "finished"]
+        per_cell: dict[tuple[int, str, str], int] = {}
+        for r in mine:
+            per_cell.setdefault((r.budget, r.problem_label, r.label), 0)
+        for r in done:
+            per_cell[(r.budget, r.problem_label, r.label)] += 1
+        lines.append(
+            f"| {_cell(exp)} | {_span(r.budget for r in mine)} | {len({r.problem_label for r in mine})} "
+            f"| {len({r.label for r in mine})} | {_span(per_cell.values())} | {_seeds(r.seed for r in done)} "
+            f"| {len(mine) - len(done)} |"
+        )
+    n_eval = sum(r.t.size for r in runs)
+    lines += [
+        "",
+        "The run seed is the problem instance (run k on instance k). The suite's runs use instances 1-5 "
+        "(the budget-300 runs 1-3); instance 0 is kept for development and tuning and is not used here.",
+    ]
+    odd = sorted({r.seed for r in runs if not 1 <= r.seed <= 5})
+    if odd:
+        lines.append(f"**Note:** these summaries also hold seeds outside 1-5: {', '.join(map(str, odd))}.")
+    lines += [
+        "",
+        f"Generated on {datetime.date.today().isoformat()} from "
+        f"{', '.join(f'`{_rel(p)}`' for p in summaries)} ({len(runs)} runs, {n_eval} evaluations). "
+        f"Regenerate it (from the repository root) with `{_regenerate_command(summaries, out)}`.",
+    ]
+    return lines
+
+
+def _reproduce_line(cells: list[_Cell]) -> str:
+    keys = [(exp, c.problem_label) for c in cells for exp in c.experiments]
+    exp, plabel = EXAMPLE_CELL if EXAMPLE_CELL in keys else (keys[0] if keys else EXAMPLE_CELL)
+    quoted = f'"{plabel}"' if not set(plabel) & set('"$`\\!') else shlex.quote(plabel)
+    return (
+        "Reproduce one cell (one run of every method on one problem) from a fresh clone, after "
+        "`pip install -e \".[all,peers]\"` (install `torch` first, see the README): "
+        f"`hdbo reproduce {SPEC_SET} --scale full --only {exp} --problem {quoted} --runs 1` "
+        f"(everything: `hdbo reproduce {SPEC_SET} --scale full`; the store resumes)."
+    )
+
+
+def _overview_lines(cells: list[_Cell]) -> list[str]:
+    lines = [
+        "## Overview",
+        "",
+        "Best value = the median over runs of each run's best value, in the minimization convention "
+        "(minus the largest `f` found; lower is better). Rank among the methods that ran on the problem "
+        "at that budget; ties share a rank.",
+        "",
+        "| budget | problem | methods | best median (method) | best median | hdbo auto: rank | hdbo auto: median "
+        "| random search: median |",
+        "|---:|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for c in cells:
+        ranked = [m for m in c.methods if m.rank is not None]
+        top = [m for m in ranked if m.rank == 1]
+        auto = c.find(lambda m: m.is_auto)
+        rnd = c.find(lambda m: m.method == "random")
+        auto_rank = "—" if auto is None or auto.rank is None else f"{auto.rank} of {len(ranked)}"
+        lines.append(
+            f"| {c.budget} | {_cell(c.problem_label)} | {len(c.methods)} "
+            f"| {_cell(' = '.join(m.label for m in top)) or '—'} | {_num(top[0].median) if top else '—'} "
+            f"| {auto_rank} | {_num(auto.median) if auto else '—'} | {_num(rnd.median) if rnd else '—'} |"
+        )
+    lines += ["", *_auto_lines(cells)]
+    return lines
+
+
+def _where(cells: list[_Cell]) -> str:
+    return "; ".join(f"{c.problem_label} (budget {c.budget})" for c in cells)
+
+
+def _auto_lines(cells: list[_Cell]) -> list[str]:
+    """hdbo auto against every peer, and against random search, cell by cell."""
+    wins, ties, losses = [], [], []
+    for c in cells:
+        auto = c.find(lambda m: m.is_auto)
+        peers = [m for m in c.methods if m.is_peer and m.rank is not None]
+        if auto is None or auto.rank is None or not peers:
+            continue
+        if any(p.median < auto.median and not _tied(p.median, auto.median) for p in peers):
+            losses.append(c)
+        elif any(_tied(p.median, auto.median) for p in peers):
+            ties.append(c)
+        else:
+            wins.append(c)
+    n = len(wins) + len(ties) + len(losses)
+    out = []
+    if n == 0:
+        out.append("No problem has both hdbo auto and a peer (`peer:*`) with finished runs, so there is no comparison.")
+    else:
+        out.append(
+            f"**hdbo auto against the peers:** on {len(wins)} of the {n} (budget, problem) cells where hdbo auto "
+            f"and at least one peer (`peer:*`) ran, hdbo auto's median is better than every peer's. A median "
+            f"equal to a peer's within {TIE_RTOL:g} relative is a tie and not counted as best: "
+            f"{len(ties)} tie(s){' (' + _where(ties) + ')' if ties else ''}. A peer's median is better on "
+            f"{len(losses)}{': ' + _where(losses) if losses else ''}."
+        )
+    worse, vs = [], 0
+    for c in cells:
+        auto = c.find(lambda m: m.is_auto)
+        rnd = c.find(lambda m: m.method == "random")
+        if auto is None or rnd is None or auto.rank is None or rnd.rank is None:
+            continue
+        vs += 1
+        if rnd.median < auto.median and not _tied(rnd.median, auto.median):
+            worse.append(c)
+    if vs == 0:
+        out.append("")
+        out.append("No problem has both hdbo auto and random search (`random`) with finished runs.")
+    else:
+        out.append("")
+        out.append(
+            f"**hdbo auto against random search:** hdbo auto's median is worse than random search's on "
+            f"{len(worse)} of the {vs} cells where both ran{': ' + _where(worse) if worse else ''}."
+        )
+    return out
+
+
+def _cell_lines(c: _Cell, has_peers: bool) -> list[str]:
+    seeds = _seeds(r.seed for m in c.methods for r in m.runs)
+    lines = [
+        f"### {c.problem_label}, budget {c.budget}",
+        "",
+        f"Experiment{'s' if len(c.experiments) > 1 else ''} {', '.join(f'`{e}`' for e in c.experiments)}; "
+        f"seeds (instances) {seeds}. Best value per run in the minimization convention (lower is better); "
+        "median, min and max over the finished runs; proposal seconds over all their evaluations.",
+        "",
+        "| rank | method | name | runs | median best | min | max | median proposal s | max proposal s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in c.methods:
+        label = f"**{_cell(m.label)}**" if m.is_auto else _cell(m.label)
+        finite = m.best[np.isfinite(m.best)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
+        lines.append(
+            f"| {m.rank if m.rank is not None else '—'} | {label} | `{_cell(m.method)}` | {len(m.runs)} "
+            f"| {_num(m.median)} | {_num(lo)} | {_num(hi)} | {_sec(m.ask_median)} | {_sec(m.ask_max)} |"
+        )
+    no_median = [m.label for m in c.methods if m.rank is None]
+    if no_median:
+        lines += ["", "No median (at least half of the runs have no successful evaluation), no rank: "
+                  f"{', '.join(no_median)}."]
+    empty = [f"{m.label} seed {r.seed}" for m in c.methods for r, b in zip(m.runs, m.best, strict=True) if np.isnan(b)]
+    if empty:
+        lines += ["", "Runs without a successful evaluation (counted as the worst value in the median; "
+                  f"left out of min and max): {', '.join(empty)}."]
+    if c.unfinished:
+        desc = ", ".join(
+            f"{r.label} seed {r.seed} ({r.status}, {r.t.size} of {r.budget} evaluations)"
+            for r in sorted(c.unfinished, key=lambda r: (r.label, r.seed))
+        )
+        lines += ["", f"Not counted (not finished when the summary was written): {desc}."]
+    if c.figure:
+        style = "hdbo auto thick, peers dashed" if has_peers else "hdbo auto thick"
+        lines += [
+            "",
+            f"![{_cell(c.problem_label)}, budget {c.budget}: median best-so-far]({c.figure})",
+            "",
+            f"*Median over runs of the best value so far (minimization convention) against the evaluation "
+            f"count; {style}.*",
+        ]
+    return lines + [""]
+
+
+# ---------------------------------------------------------------------------- figures
+def _plot_cell(c: _Cell, path: Path, labels: Sequence[str]) -> None:
+    """One PNG: the median best-so-far of every method against the evaluation count.
+
+    A method's colour is fixed by its place in ``labels`` (every label of the report), so it is
+    the same in every figure.
+    """
+    from matplotlib import colormaps
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.0, 5.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    tab20 = colormaps["tab20"].colors  # dark shades first, then their light partners
+    palette = tab20[0::2] + tab20[1::2] + colormaps["Dark2"].colors
+    t = np.arange(1, c.budget + 1)
+    finite_all = []
+    for m in c.methods:
+        curve = m.curve
+        finite_all.append(curve[np.isfinite(curve)])
+        if m.is_auto:
+            style = dict(color="black", linewidth=3.0, linestyle="-", zorder=5)
+        else:
+            color = palette[list(labels).index(m.label) % len(palette)]
+            style = dict(color=color, linewidth=1.3, linestyle="--" if m.is_peer else "-")
+        ax.plot(t, curve, label=f"{m.label} (n={len(m.runs)})", **style)
+    vals = np.concatenate(finite_all) if finite_all else np.array([])
+    if vals.size and np.all(vals > 0) and vals.max() / vals.min() > 100:
+        ax.set_yscale("log")
+    ax.set_xlabel("evaluation t")
+    ax.set_ylabel("median best value so far (minimization)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(f"{c.problem_label}, budget {c.budget}")
+    fig.savefig(path, dpi=90)
+
+
+# ---------------------------------------------------------------------------- entry point
+def write_suite_report(
+    summaries: Sequence[str | Path],
+    out: str | Path,
+    *,
+    figures_dir: str | Path | None = None,
+) -> Path:
+    """Write the suite's markdown report, with one PNG per (budget, problem), from summaries.
+
+    Parameters
+    ----------
+    summaries : sequence of str or Path
+        Summary files (``.csv.gz``) written by :func:`~hdbo.experiments.summary.export_summary`.
+    out : str or Path
+        The markdown file to write (parent folders are created).
+    figures_dir : str or Path, optional
+        Folder of the figures ``fig-b<budget>-<problem>.png`` (default: ``benchmarks/`` next to
+        ``out``, e.g. ``docs/benchmarks/`` for ``docs/benchmarks.md``); linked from the report by
+        relative paths.
+
+    Returns
+    -------
+    Path
+        The markdown file.
+
+    Raises
+    ------
+    ValueError
+        ``summaries`` is empty, a file is not a summary, or the same run is in two of them.
+    FileNotFoundError
+        A summary does not exist.
+
+    Notes
+    -----
+    The conventions (cells, minimization convention, ranks and ties, proposal seconds) are those
+    of the module docstring.
+    """
+    paths = [Path(p) for p in summaries]
+    if not paths:
+        raise ValueError("summaries: expected at least one summary file (.csv.gz), got none")
+    out = Path(out)
+    runs = [r for p in paths for r in read_summary(p)]
+    if not runs:
+        raise ValueError(f"summaries: no runs in {', '.join(str(p) for p in paths)}")
+    cells = _cells(runs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    notes = []
+    fig_dir = Path(figures_dir) if figures_dir is not None else out.parent / "benchmarks"
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        notes.append("matplotlib is not installed, so there are no figures (pip install 'hdbo[plots]').")
+    else:
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        labels = sorted({r.label for r in runs})
+        for c in cells:
+            path = fig_dir / f"fig-b{c.budget}-{_slug(c.problem_label).lower()}.png"
+            _plot_cell(c, path, labels)
+            c.figure = Path(os.path.relpath(path, out.parent)).as_posix()
+    lines = [f"# {TITLE}", "", "## Scale", ""]
+    lines += _scale_lines(runs, paths, out)
+    lines += ["", _reproduce_line(cells), ""]
+    methods_line = (
+        "Methods and settings: the specs `experiments/" + SPEC_SET + "/*.toml` (header comments); the same budget, "
+        "seeds and problem instances for every method. Peers are the methods named `peer:*`"
+    )
+    if any(r.method == "peer:botorch" for r in runs):
+        settings = _botorch_settings()
+        if settings:
+            methods_line += f"; BoTorch's acquisition is optimized by `optimize_acqf` with {settings}"
+    lines += [methods_line + ".", ""]
+    lines += [f"**Note:** {n}" for n in notes] + ([""] if notes else [])
+    lines += _overview_lines(cells)
+    has_peers = any(r.method.startswith("peer:") for r in runs)
+    for budget in sorted({c.budget for c in cells}):
+        lines += ["", f"## Budget {budget}", ""]
+        for c in cells:
+            if c.budget == budget:
+                lines += _cell_lines(c, has_peers)
+    out.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return out

@@ -1,0 +1,248 @@
+"""write_suite_report / ``hdbo suite-report``: the suite's report from summaries, numbers checked."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+import sys
+from pathlib import Path
+
+import _hdbo_test_problems as toy
+import numpy as np
+import pytest
+from _hdbo_test_problems import make_config
+from numpy.testing import assert_allclose
+
+from hdbo.cli import main
+from hdbo.experiments import RunStore, export_summary, run_many, run_one, write_suite_report
+from hdbo.experiments.suite_report import rank_medians
+from hdbo.experiments.summary import SUMMARY_COLUMNS
+
+AUTO = "hdbo auto (default)"
+
+
+def _table(md: str, heading: str) -> list[dict[str, str]]:
+    """The rows of the first markdown table after ``heading`` (a line of its own)."""
+    lines = md.splitlines()
+    i = lines.index(heading)
+    while not lines[i].startswith("|"):
+        i += 1
+    header = [h.strip() for h in lines[i].strip("|").split("|")]
+    rows = []
+    for line in lines[i + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(header, [c.strip() for c in line.strip("|").split("|")], strict=True)))
+    return rows
+
+
+def _write_summary(path: Path, runs: list[dict]) -> Path:
+    """A summary by hand: each run gives its identity, ``f`` (None = failed) and ``ask`` seconds."""
+    with gzip.open(path, "wt", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(SUMMARY_COLUMNS)
+        for r in runs:
+            ask = r.get("ask", [0.01] * len(r["f"]))
+            for t, (f, a) in enumerate(zip(r["f"], ask, strict=True)):
+                w.writerow([r.get("experiment", "exp-b4"), "toy", r["problem"], r["method"], r["label"], r["seed"],
+                            r.get("budget", 4), r.get("status", "finished"), t, "", "" if f is None else repr(f),
+                            "", int(f is None), a, 0.001])
+    return path
+
+
+def _runs(problem: str, medians: dict[tuple[str, str], float], seeds=(1, 2, 3), **extra) -> list[dict]:
+    """Runs whose best value (minimization convention) is the given one for every seed (f = -m is the largest)."""
+    return [
+        dict(problem=problem, method=method, label=label, seed=s, f=[-m - 1.0, -m, -m - 2.0, -m - 3.0], **extra)
+        for (method, label), m in medians.items() for s in seeds
+    ]
+
+
+def test_rank_medians_ties_share_a_rank_and_the_next_skips():
+    assert rank_medians([3.0, 1.0, 1.0, 2.0]) == [4, 1, 1, 3]
+    assert rank_medians([-3.32, -3.32 * (1 + 1e-13), -3.3]) == [1, 1, 3]  # equal to 1e-12 relative
+    assert rank_medians([-3.32, -3.32 * (1 + 1e-11), -3.3]) == [2, 1, 3]  # beyond it: not a tie
+    assert rank_medians([float("nan"), 0.0, 0.0]) == [None, 1, 1]
+
+
+def test_report_of_real_runs_matches_the_store(tmp_path, monkeypatch):
+    """Runs through the real runner, exported, reported: medians, ranks, seconds, notes, figures."""
+    db, seeds = tmp_path / "s.db", (1, 2, 3)
+    configs = [make_config(experiment="exp-b6", method=m, label=lab, seed=s, budget=6, problem_label="Quad D=3")
+               for m, lab in (("auto", AUTO), ("random", "Random"), ("random", "Random twin"), ("direct", "DIRECT"))
+               for s in seeds]
+    run_many(db, configs, progress=False)
+    interrupted = make_config(experiment="exp-b6", method="random", label="Random", seed=4, budget=6,
+                              problem_label="Quad D=3")
+    toy.TRIGGER["countdown"] = 3  # the third evaluation raises: two stored, run not finished
+    with RunStore(db) as store, pytest.raises(KeyboardInterrupt):
+        run_one(store, interrupted)
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    export_summary(db, tmp_path / "docs" / "benchmarks" / "part.csv.gz")
+    monkeypatch.chdir(tmp_path)
+    out = write_suite_report([Path("docs/benchmarks/part.csv.gz")], Path("docs/benchmarks.md"))
+    md = out.read_text()
+    lines = md.splitlines()
+
+    # first lines: title, the scale found in the data, the commands
+    assert lines[0] == "# hdbo high-dimensional comparison suite"
+    scale = _table(md, "## Scale")
+    assert scale == [{"experiment": "exp-b6", "budget": "6", "problems": "1", "methods": "4",
+                      "finished runs per method and problem": "3", "seeds (instances)": "1-3",
+                      "runs not finished": "1"}]
+    head = "\n".join(lines[:20])
+    assert "instances 1-5" in head and "instance 0 is kept for development and tuning" in head
+    assert "`hdbo suite-report docs/benchmarks/*.csv.gz --out docs/benchmarks.md`" in head
+    assert "hdbo reproduce highdim --scale full --only exp-b6 --problem \"Quad D=3\" --runs 1" in head
+
+    # per-method numbers, against the store (to the summary's precision)
+    rows = {r["method"].strip("*"): r for r in _table(md, "### Quad D=3, budget 6")}
+    assert set(rows) == {AUTO, "Random", "Random twin", "DIRECT"}
+    with RunStore(db) as store:
+        for label, row in rows.items():
+            evs = [store.load_evaluations(store.find_run(c).id) for c in configs if c.label == label]
+            best = np.array([-np.max(ev.f) for ev in evs])  # minimization convention
+            assert np.all(best > 0)  # -max f of a problem whose maximum is 0
+            ask = np.concatenate([ev.ask_seconds for ev in evs])
+            assert row["runs"] == "3"
+            assert_allclose(float(row["median best"]), np.median(best), rtol=1e-5)
+            assert_allclose([float(row["min"]), float(row["max"])], [best.min(), best.max()], rtol=1e-5)
+            assert_allclose(float(row["median proposal s"]), np.median(ask), rtol=1e-2)
+            assert_allclose(float(row["max proposal s"]), np.max(ask), rtol=1e-2)
+    medians = {label: float(r["median best"]) for label, r in rows.items()}
+    ranks = {label: int(r["rank"]) for label, r in rows.items()}
+    assert ranks["Random"] == ranks["Random twin"]  # same method, same seeds: a tie
+    expected = {lab: 1 + sum(m < medians[lab] and m != medians[lab] for m in medians.values()) for lab in medians}
+    assert ranks == expected
+    assert [int(r["rank"]) for r in rows.values()] == sorted(ranks.values())  # the table is in rank order
+    assert "Not counted (not finished when the summary was written): Random seed 4 (failed, 2 of 6 evaluations)." in md
+
+    overview = _table(md, "## Overview")
+    assert len(overview) == 1 and overview[0]["hdbo auto: rank"] == f"{ranks[AUTO]} of 4"
+    assert float(overview[0]["random search: median"]) == medians["Random"]
+
+    # one figure, linked relatively, a PNG
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert links == ["benchmarks/fig-b6-quad-d-3.png"]
+    assert (tmp_path / "docs" / links[0]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_overview_counts_auto_against_peers_and_random(tmp_path):
+    a = _write_summary(tmp_path / "a.csv.gz", [
+        # P1: auto beats both peers; random worst
+        *_runs("P1", {("auto", AUTO): 1.0, ("peer:a", "Peer A"): 2.0, ("peer:b", "Peer B"): 3.0,
+                      ("random", "Random"): 5.0}),
+        # P2: auto ties peer A (equal to 1e-13 relative); random is better than auto
+        *_runs("P2", {("auto", AUTO): 2.0, ("peer:a", "Peer A"): 2.0 * (1 + 1e-13), ("random", "Random"): 1.0}),
+        # P3: a peer is better
+        *_runs("P3", {("auto", AUTO): 3.0, ("peer:a", "Peer A"): -1.5, ("random", "Random"): 4.0}),
+        # P4: no peer ran; a method whose every evaluation failed
+        *_runs("P4", {("auto", AUTO): 3.0, ("random", "Random"): 4.0}),
+        dict(problem="P4", method="gp-ucb", label="GP-UCB", seed=1, f=[None] * 4),
+    ])
+    b = _write_summary(tmp_path / "b.csv.gz", [
+        # budget 8, two experiments merged in one cell: the best median is tied between two
+        *_runs("P1", {("auto", AUTO): 7.0, ("random", "Random"): 6.0}, experiment="exp-b8", budget=8),
+        *_runs("P1", {("peer:a", "Peer A"): 6.0}, experiment="exp-b8-peers", budget=8),
+        dict(problem="P1", method="peer:a", label="Peer A", seed=4, f=[-1.0, -0.5], experiment="exp-b8-peers",
+             budget=8, status="running"),
+    ])
+    out = write_suite_report([a, b], tmp_path / "r.md", figures_dir=tmp_path / "figs")
+    md = out.read_text()
+    overview = {(r["budget"], r["problem"]): r for r in _table(md, "## Overview")}
+    assert list(overview) == [("4", "P1"), ("4", "P2"), ("4", "P3"), ("4", "P4"), ("8", "P1")]
+    assert overview[("4", "P1")]["best median (method)"] == AUTO
+    assert overview[("4", "P1")]["hdbo auto: rank"] == "1 of 4"
+    assert overview[("4", "P2")]["best median (method)"] == "Random"
+    assert overview[("4", "P2")]["hdbo auto: rank"] == "2 of 3"  # tied with Peer A at rank 2
+    assert overview[("4", "P3")]["best median (method)"] == "Peer A"
+    assert float(overview[("4", "P3")]["best median"]) == -1.5  # minimization convention: -max f
+    assert overview[("4", "P4")]["methods"] == "3" and overview[("4", "P4")]["hdbo auto: rank"] == "1 of 2"
+    assert overview[("8", "P1")]["best median (method)"] in ("Random = Peer A", "Peer A = Random")
+    assert overview[("8", "P1")]["hdbo auto: rank"] == "3 of 3"
+    assert ("on 1 of the 4 (budget, problem) cells where hdbo auto and at least one peer (`peer:*`) ran, "
+            "hdbo auto's median is better than every peer's") in md
+    assert "1 tie(s) (P2 (budget 4))" in md
+    assert "A peer's median is better on 2: P3 (budget 4); P1 (budget 8)." in md
+    assert ("hdbo auto's median is worse than random search's on 2 of the 5 cells where both ran: "
+            "P2 (budget 4); P1 (budget 8).") in md
+
+    p2 = _table(md, "### P2, budget 4")
+    assert [(r["rank"], r["method"]) for r in p2] == [("1", "Random"), ("2", f"**{AUTO}**"), ("2", "Peer A")]
+    p4 = _table(md, "### P4, budget 4")
+    assert p4[-1]["rank"] == "—" and p4[-1]["median best"] == "—" and p4[-1]["runs"] == "1"
+    assert "No median (at least half of the runs have no successful evaluation), no rank: GP-UCB." in md
+    assert "Runs without a successful evaluation (counted as the worst value in the median; " in md
+    merged = md.split("### P1, budget 8")[1]
+    assert "Experiments `exp-b8`, `exp-b8-peers`; seeds (instances) 1-3." in merged
+    assert "Peer A seed 4 (running, 2 of 8 evaluations)" in merged
+    assert {p.name for p in (tmp_path / "figs").iterdir()} == {
+        "fig-b4-p1.png", "fig-b4-p2.png", "fig-b4-p3.png", "fig-b4-p4.png", "fig-b8-p1.png"}
+    assert "](figs/fig-b8-p1.png)" in md
+
+
+def test_even_run_counts_take_the_middle_mean_and_medians_use_finished_runs_only(tmp_path):
+    runs = [dict(problem="P", method="random", label="Random", seed=s, f=[-v]) for s, v in ((1, 1.0), (2, 4.0))]
+    runs.append(dict(problem="P", method="random", label="Random", seed=3, f=[-100.0], status="failed"))
+    # a run without a successful evaluation is the worst value: median of (1, 2, worst) is 2, not 1.5
+    runs += [dict(problem="P", method="line-bo", label="LineBO", seed=s, f=f)
+             for s, f in ((1, [-1.0]), (2, [None, -2.0]), (3, [None, None]))]
+    s = _write_summary(tmp_path / "s.csv.gz", runs)
+    md = write_suite_report([s], tmp_path / "r.md").read_text()
+    rows = {r["method"]: r for r in _table(md, "### P, budget 4")}
+    assert [rows["Random"][k] for k in ("rank", "runs", "median best", "min", "max")] == ["2", "2", "2.5", "1", "4"]
+    assert [rows["LineBO"][k] for k in ("rank", "runs", "median best", "min", "max")] == ["1", "3", "2", "1", "2"]
+    assert "left out of min and max): LineBO seed 3." in md
+    assert (tmp_path / "benchmarks" / "fig-b4-p.png").is_file()  # default figures folder: benchmarks/ next to out
+
+
+def test_without_matplotlib_the_tables_stay_and_a_note_says_why(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    s = _write_summary(tmp_path / "s.csv.gz", [dict(problem="P", method="random", label="Random", seed=1, f=[-2.0])])
+    md = write_suite_report([s], tmp_path / "r.md").read_text()
+    assert "matplotlib is not installed, so there are no figures" in md and "![" not in md
+    assert _table(md, "### P, budget 4")[0]["median best"] == "2"
+    assert not (tmp_path / "benchmarks").exists()
+
+
+def test_the_same_run_in_two_summaries_is_refused(tmp_path):
+    run = [dict(problem="P", method="random", label="Random", seed=1, f=[-1.0])]
+    a = _write_summary(tmp_path / "a.csv.gz", run)
+    b = _write_summary(tmp_path / "b.csv.gz", run)
+    with pytest.raises(ValueError, match="appears twice"):
+        write_suite_report([a, b], tmp_path / "r.md")
+    with pytest.raises(ValueError, match="at least one summary"):
+        write_suite_report([], tmp_path / "r.md")
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_cli_default_paths_and_one_line_errors(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["suite-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("hdbo: error: no summaries given and none found in docs/benchmarks/*.csv.gz")
+    assert len(err.splitlines()) == 1
+
+    (tmp_path / "docs" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "text.csv.gz").write_text("not a summary")
+    _write_summary(tmp_path / "columns.csv.gz", [])
+    with gzip.open(tmp_path / "columns.csv.gz", "wt") as fh:
+        fh.write("a,b\n1,2\n")
+    for argv, match in (
+        (["missing.csv.gz"], "summary 'missing.csv.gz' does not exist"),
+        (["text.csv.gz"], "summary 'text.csv.gz' is not an hdbo summary (a gzip-compressed CSV)"),
+        (["columns.csv.gz"], "summary 'columns.csv.gz' is not an hdbo summary: its columns are"),
+    ):
+        assert main(["suite-report", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith("hdbo: error: ") and match in err, err
+        assert not (tmp_path / "docs" / "benchmarks.md").exists()  # nothing written
+
+    _write_summary(tmp_path / "docs" / "benchmarks" / "x.csv.gz",
+                   [dict(problem="P", method="random", label="Random", seed=1, f=[-1.0, -0.25])])
+    assert main(["suite-report"]) == 0
+    assert "report written to docs/benchmarks.md" in capsys.readouterr().out
+    md = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert "`hdbo suite-report docs/benchmarks/*.csv.gz --out docs/benchmarks.md`" in md
+    assert (tmp_path / "docs" / "benchmarks" / "fig-b4-p.png").is_file() and "](benchmarks/fig-b4-p.png)" in md
