@@ -377,3 +377,24 @@ def test_real_numbers_of_any_type_are_values():
     assert res.nfailed == 2
     with pytest.raises(TypeError, match="fun must return a real scalar"):
         hdbo.minimize(lambda x: "0.5", [(0, 1)] * 2, method="random", budget=2, seed=0)
+
+
+def test_blas_threads_option():
+    """The method's proposals run with at most ``blas_threads`` BLAS threads; the objective does not."""
+    import os
+
+    seen = []
+
+    def f(x):
+        seen.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+        return sphere(x)
+
+    before = os.environ.get("OPENBLAS_NUM_THREADS")
+    hdbo.minimize(f, BOUNDS, method="random", budget=3, seed=0, blas_threads=1)
+    assert seen == [before] * 3 and os.environ.get("OPENBLAS_NUM_THREADS") == before
+    a = hdbo.minimize(sphere, BOUNDS, method="gp-ucb", budget=6, seed=0, n_init=3, acq_budget=100)
+    b = hdbo.minimize(sphere, BOUNDS, method="gp-ucb", budget=6, seed=0, n_init=3, acq_budget=100, blas_threads=None)
+    assert_array_equal(a.history.X, b.history.X)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="blas_threads"):
+            hdbo.minimize(sphere, BOUNDS, budget=2, blas_threads=bad)
