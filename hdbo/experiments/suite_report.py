@@ -18,16 +18,31 @@ Conventions
   best-so-far curve is ``-max_{s<=t} f(x_s)``. Lower is better. A run without a successful
   evaluation (so far) counts as the worst value in the median; where that is the median, the
   method has none (and no rank).
-* **Ranks.** Methods are ranked by the median over runs of their best values (lower first).
-  Medians equal to ``TIE_RTOL = 1e-12`` relative, ``|a - b| <= 1e-12 max(|a|, |b|)``, share a
-  rank, and the next rank skips (1, 1, 3): a method's rank is one plus the number of methods
-  whose median is lower and not tied with it. A method whose runs have no successful
-  evaluation has no median and no rank. Values are read at the 9 significant digits of the
-  summaries, so medians that differ only beyond them are ties.
-* **Overview counts.** On each cell where hdbo's default and at least one peer have a median:
-  a win when its median is lower than every peer's and tied with none, a tie when no peer's is
-  lower but one is tied (not counted as best), else a loss; and the cells where random search's
-  median is lower than the default's (and not tied).
+* **Common instances.** The suite is filled in over several sessions, so at a given moment the
+  methods of a cell may have finished runs on different instances (seeds), and instances differ
+  a lot. The methods shown for a cell are those with at least one finished run; its *common
+  instances* are the seeds on which every one of them has a finished run. The ranks, the best
+  median and the overview counts use only the runs on the common instances, so every method is
+  compared on the same instances; each per-problem table names them, and the overview has a
+  column "instances compared". Every method's median, min and max over all its finished runs
+  stay in the "all runs" columns. A method with no finished run on a cell (only runs still
+  going or failed) is named in a note and left out, so it does not empty the common set; if the
+  common set is still empty, the cell says so and is neither ranked nor counted.
+* **Ranks.** Methods are ranked by the median, over their runs on the common instances, of the
+  runs' best values (lower first). Medians equal to ``TIE_RTOL = 1e-12`` relative,
+  ``|a - b| <= 1e-12 max(|a|, |b|)``, share a rank, and the next rank skips (1, 1, 3): a
+  method's rank is one plus the number of methods whose median is lower and not tied with it.
+  A method without a median (at least half of those runs have no successful evaluation) has no
+  rank. Values are read at the 9 significant digits of the summaries, so medians that differ
+  only beyond them are ties.
+* **Overview counts.** On each cell with common instances where hdbo's default and at least one
+  peer have a median on them: a win when its median is lower than every peer's and tied with
+  none, a tie when no peer's is lower but one is tied (not counted as best), else a loss; and
+  the cells where random search's median is lower than the default's (and not tied), with the
+  same medians on the common instances.
+* **Figures.** One per cell: each method's median best-so-far over its runs on the common
+  instances (the runs behind the ranks; the legend gives the run count); on a cell without
+  common instances, over each method's own finished runs, as its caption says.
 * **Proposal seconds.** The median and the maximum of ``ask_seconds`` over every evaluation of
   the method's finished runs (the time the method took to propose each point).
 * **hdbo's default** is the method whose label starts with ``"hdbo auto"``; the peers are the
@@ -102,13 +117,20 @@ class _Method:
 
     label: str
     method: str
-    runs: list[SummaryRun]
+    runs: list[SummaryRun]  # every finished run, by seed
     best: NDArray[np.float64]  # per run, minimization convention (NaN: no successful evaluation)
-    curve: NDArray[np.float64]  # median best-so-far per evaluation, minimization convention
+    curves: NDArray[np.float64]  # (runs, budget): best-so-far per evaluation, minimization convention
     ask_median: float
     ask_max: float
-    median: float = math.nan
+    all_median: float  # over every finished run
+    used: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))  # runs the figure shows
+    median: float = math.nan  # over the runs on the cell's common instances
     rank: int | None = None
+
+    @property
+    def curve(self) -> NDArray[np.float64]:
+        """The median best-so-far over the runs in ``used``."""
+        return _median_worst_if_missing(self.curves[self.used], axis=0)
 
     @property
     def is_peer(self) -> bool:
@@ -127,6 +149,8 @@ class _Cell:
     problem_label: str
     experiments: list[str]
     methods: list[_Method] = field(default_factory=list)
+    common: list[int] = field(default_factory=list)  # seeds on which every method has a finished run
+    no_finished: list[str] = field(default_factory=list)  # labels with runs here but none finished
     unfinished: list[SummaryRun] = field(default_factory=list)
     figure: str | None = None
 
@@ -150,17 +174,16 @@ def _median_worst_if_missing(values: NDArray[np.float64], axis: int | None = Non
 
 def _build_method(label: str, runs: list[SummaryRun], budget: int) -> _Method:
     best = np.array([(-np.max(r.f[np.isfinite(r.f)]) if np.isfinite(r.f).any() else np.nan) for r in runs])
-    curves = np.vstack([_best_so_far(r, budget) for r in runs])
     ask = np.concatenate([r.ask_seconds for r in runs])
     return _Method(
         label=label,
         method=runs[0].method,
         runs=runs,
         best=best,
-        curve=_median_worst_if_missing(curves, axis=0),
+        curves=np.vstack([_best_so_far(r, budget) for r in runs]),
         ask_median=float(np.median(ask)) if ask.size else math.nan,
         ask_max=float(np.max(ask)) if ask.size else math.nan,
-        median=float(_median_worst_if_missing(best)),
+        all_median=float(_median_worst_if_missing(best)),
     )
 
 
@@ -189,6 +212,13 @@ def _cells(runs: list[SummaryRun]) -> list[_Cell]:
             else:
                 cell.unfinished.append(r)
         methods = [_build_method(label, sorted(rs, key=lambda r: r.seed), budget) for label, rs in by_label.items()]
+        cell.no_finished = sorted({r.label for r in cell.unfinished} - set(by_label))
+        common = set.intersection(*({r.seed for r in m.runs} for m in methods)) if methods else set()
+        cell.common = sorted(common)
+        for m in methods:
+            on_common = np.array([r.seed in common for r in m.runs])
+            m.used = on_common if common else np.ones(len(m.runs), dtype=bool)
+            m.median = float(_median_worst_if_missing(m.best[on_common])) if common else math.nan
         for m, rank in zip(methods, rank_medians([m.median for m in methods]), strict=True):
             m.rank = rank
         methods.sort(key=lambda m: (m.rank is None, m.median if m.rank is not None else 0.0, m.label))
@@ -310,12 +340,15 @@ def _overview_lines(cells: list[_Cell]) -> list[str]:
         "## Overview",
         "",
         "Best value = the median over runs of each run's best value, in the minimization convention "
-        "(minus the largest `f` found; lower is better). Rank among the methods that ran on the problem "
-        "at that budget; ties share a rank.",
+        "(minus the largest `f` found; lower is better). Methods are compared only on the instances on "
+        "which every method with a finished run on the problem (at that budget) has one (column "
+        "\"instances compared\"; instances differ a lot, and the suite is filled in over several "
+        "sessions): the medians, ranks and counts here are over those runs. Rank among those methods; "
+        "ties share a rank. The per-problem tables also give each method's median over all its runs.",
         "",
-        "| budget | problem | methods | best median (method) | best median | hdbo auto: rank | hdbo auto: median "
-        "| random search: median |",
-        "|---:|---|---:|---|---:|---:|---:|---:|",
+        "| budget | problem | methods | instances compared | best median (method) | best median | hdbo auto: rank "
+        "| hdbo auto: median | random search: median |",
+        "|---:|---|---:|---|---|---:|---:|---:|---:|",
     ]
     for c in cells:
         ranked = [m for m in c.methods if m.rank is not None]
@@ -324,12 +357,16 @@ def _overview_lines(cells: list[_Cell]) -> list[str]:
         rnd = c.find(lambda m: m.method == "random")
         auto_rank = "—" if auto is None or auto.rank is None else f"{auto.rank} of {len(ranked)}"
         lines.append(
-            f"| {c.budget} | {_cell(c.problem_label)} | {len(c.methods)} "
+            f"| {c.budget} | {_cell(c.problem_label)} | {len(c.methods)} | {_instances(c.common)} "
             f"| {_cell(' = '.join(m.label for m in top)) or '—'} | {_num(top[0].median) if top else '—'} "
             f"| {auto_rank} | {_num(auto.median) if auto else '—'} | {_num(rnd.median) if rnd else '—'} |"
         )
     lines += ["", *_auto_lines(cells)]
     return lines
+
+
+def _instances(seeds: Sequence[int]) -> str:
+    return ", ".join(map(str, seeds)) or "none"
 
 
 def _where(cells: list[_Cell]) -> str:
@@ -353,15 +390,20 @@ def _auto_lines(cells: list[_Cell]) -> list[str]:
     n = len(wins) + len(ties) + len(losses)
     out = []
     if n == 0:
-        out.append("No problem has both hdbo auto and a peer (`peer:*`) with finished runs, so there is no comparison.")
+        out.append("No problem has both hdbo auto and a peer (`peer:*`) with a median on common instances, so "
+                   "there is no comparison.")
     else:
         out.append(
             f"**hdbo auto against the peers:** on {len(wins)} of the {n} (budget, problem) cells where hdbo auto "
-            f"and at least one peer (`peer:*`) ran, hdbo auto's median is better than every peer's. A median "
+            f"and at least one peer (`peer:*`) ran, compared on the instances every method of the cell finished, "
+            f"hdbo auto's median is better than every peer's. A median "
             f"equal to a peer's within {TIE_RTOL:g} relative is a tie and not counted as best: "
             f"{len(ties)} tie(s){' (' + _where(ties) + ')' if ties else ''}. A peer's median is better on "
             f"{len(losses)}{': ' + _where(losses) if losses else ''}."
         )
+    uncommon = [c for c in cells if c.methods and not c.common]
+    if uncommon:
+        out += ["", f"Not compared (no instance on which every method has a finished run): {_where(uncommon)}."]
     worse, vs = [], 0
     for c in cells:
         auto = c.find(lambda m: m.is_auto)
@@ -373,40 +415,54 @@ def _auto_lines(cells: list[_Cell]) -> list[str]:
             worse.append(c)
     if vs == 0:
         out.append("")
-        out.append("No problem has both hdbo auto and random search (`random`) with finished runs.")
+        out.append("No problem has both hdbo auto and random search (`random`) with a median on common instances.")
     else:
         out.append("")
         out.append(
             f"**hdbo auto against random search:** hdbo auto's median is worse than random search's on "
-            f"{len(worse)} of the {vs} cells where both ran{': ' + _where(worse) if worse else ''}."
+            f"{len(worse)} of the {vs} cells where both ran (on the instances compared)"
+            f"{': ' + _where(worse) if worse else ''}."
         )
     return out
 
 
 def _cell_lines(c: _Cell, has_peers: bool) -> list[str]:
     seeds = _seeds(r.seed for m in c.methods for r in m.runs)
+    n = len(c.common)
+    if c.common:
+        compared = (f"ranked on the {n} instance{'s' if n != 1 else ''} every method finished: "
+                    f"{_instances(c.common)}")
+    else:
+        compared = ("**not ranked**: no instance has a finished run of every method (each method's own runs "
+                    "are in the \"all runs\" columns)")
     lines = [
         f"### {c.problem_label}, budget {c.budget}",
         "",
         f"Experiment{'s' if len(c.experiments) > 1 else ''} {', '.join(f'`{e}`' for e in c.experiments)}; "
-        f"seeds (instances) {seeds}. Best value per run in the minimization convention (lower is better); "
-        "median, min and max over the finished runs; proposal seconds over all their evaluations.",
+        f"seeds (instances) {seeds}; {compared}. Best value per run in the minimization convention (lower is "
+        "better); rank, median, min and max over the runs on those instances, \"all runs\" over every finished "
+        "run of the method; proposal seconds over all their evaluations.",
         "",
-        "| rank | method | name | runs | median best | min | max | median proposal s | max proposal s |",
-        "|---:|---|---|---:|---:|---:|---:|---:|---:|",
+        "| rank | method | name | median best | min | max | all runs: n | all runs: median | all runs: min "
+        "| all runs: max | median proposal s | max proposal s |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for m in c.methods:
         label = f"**{_cell(m.label)}**" if m.is_auto else _cell(m.label)
-        finite = m.best[np.isfinite(m.best)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
+        lo, hi = _min_max(m.best[m.used]) if c.common else (math.nan, math.nan)
+        all_lo, all_hi = _min_max(m.best)
         lines.append(
-            f"| {m.rank if m.rank is not None else '—'} | {label} | `{_cell(m.method)}` | {len(m.runs)} "
-            f"| {_num(m.median)} | {_num(lo)} | {_num(hi)} | {_sec(m.ask_median)} | {_sec(m.ask_max)} |"
+            f"| {m.rank if m.rank is not None else '—'} | {label} | `{_cell(m.method)}` "
+            f"| {_num(m.median)} | {_num(lo)} | {_num(hi)} | {len(m.runs)} | {_num(m.all_median)} | {_num(all_lo)} "
+            f"| {_num(all_hi)} | {_sec(m.ask_median)} | {_sec(m.ask_max)} |"
         )
-    no_median = [m.label for m in c.methods if m.rank is None]
+    if c.no_finished:
+        lines += ["", "No finished run (left out of the table, the ranking and the common instances): "
+                  f"{', '.join(c.no_finished)}."]
+    no_median = [m.label for m in c.methods if m.rank is None and c.common]
     if no_median:
-        lines += ["", "No median (at least half of the runs have no successful evaluation), no rank: "
-                  f"{', '.join(no_median)}."]
+        lines += ["", "No median on the common instances (at least half of those runs have no successful "
+                  f"evaluation), no rank: {', '.join(no_median)}."]
     empty = [f"{m.label} seed {r.seed}" for m in c.methods for r, b in zip(m.runs, m.best, strict=True) if np.isnan(b)]
     if empty:
         lines += ["", "Runs without a successful evaluation (counted as the worst value in the median; "
@@ -419,19 +475,28 @@ def _cell_lines(c: _Cell, has_peers: bool) -> list[str]:
         lines += ["", f"Not counted (not finished when the summary was written): {desc}."]
     if c.figure:
         style = "hdbo auto thick, peers dashed" if has_peers else "hdbo auto thick"
+        over = (f"over each method's runs on the instances compared ({_instances(c.common)}), the runs behind "
+                "the ranks" if c.common else "over each method's own finished runs (no common instance, so the "
+                "curves are over different instances and are not comparable)")
         lines += [
             "",
             f"![{_cell(c.problem_label)}, budget {c.budget}: median best-so-far]({c.figure})",
             "",
-            f"*Median over runs of the best value so far (minimization convention) against the evaluation "
-            f"count; {style}.*",
+            f"*Median of the best value so far (minimization convention) against the evaluation count, {over}; "
+            f"{style}; n in the legend is the number of runs behind each curve.*",
         ]
     return lines + [""]
 
 
 # ---------------------------------------------------------------------------- figures
+def _min_max(best: NDArray[np.float64]) -> tuple[float, float]:
+    """Min and max of the finite values (NaN, NaN if there are none)."""
+    finite = best[np.isfinite(best)]
+    return (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
+
+
 def _plot_cell(c: _Cell, path: Path, labels: Sequence[str]) -> None:
-    """One PNG: the median best-so-far of every method against the evaluation count.
+    """One PNG: the median best-so-far of every method (over its runs in ``used``) against the evaluation count.
 
     A method's colour is fixed by its place in ``labels`` (every label of the report), so it is
     the same in every figure.
@@ -455,7 +520,7 @@ def _plot_cell(c: _Cell, path: Path, labels: Sequence[str]) -> None:
         else:
             color = palette[list(labels).index(m.label) % len(palette)]
             style = dict(color=color, linewidth=1.3, linestyle="--" if m.is_peer else "-")
-        ax.plot(t, curve, label=f"{m.label} (n={len(m.runs)})", **style)
+        ax.plot(t, curve, label=f"{m.label} (n={int(m.used.sum())})", **style)
     vals = np.concatenate(finite_all) if finite_all else np.array([])
     if vals.size and np.all(vals > 0) and vals.max() / vals.min() > 100:
         ax.set_yscale("log")

@@ -16,8 +16,8 @@ from numpy.testing import assert_allclose
 
 from hdbo.cli import main
 from hdbo.experiments import RunStore, export_summary, run_many, run_one, write_suite_report
-from hdbo.experiments.suite_report import rank_medians
-from hdbo.experiments.summary import SUMMARY_COLUMNS
+from hdbo.experiments.suite_report import _cells, rank_medians
+from hdbo.experiments.summary import SUMMARY_COLUMNS, read_summary
 
 AUTO = "hdbo auto (default)"
 
@@ -105,9 +105,11 @@ def test_report_of_real_runs_matches_the_store(tmp_path, monkeypatch):
             best = np.array([-np.max(ev.f) for ev in evs])  # minimization convention
             assert np.all(best > 0)  # -max f of a problem whose maximum is 0
             ask = np.concatenate([ev.ask_seconds for ev in evs])
-            assert row["runs"] == "3"
+            assert row["all runs: n"] == "3"  # every method finished seeds 1-3: all runs are the common ones
             assert_allclose(float(row["median best"]), np.median(best), rtol=1e-5)
             assert_allclose([float(row["min"]), float(row["max"])], [best.min(), best.max()], rtol=1e-5)
+            assert [row[f"all runs: {k}"] for k in ("median", "min", "max")] == [row[k] for k in
+                                                                                ("median best", "min", "max")]
             assert_allclose(float(row["median proposal s"]), np.median(ask), rtol=1e-2)
             assert_allclose(float(row["max proposal s"]), np.max(ask), rtol=1e-2)
     medians = {label: float(r["median best"]) for label, r in rows.items()}
@@ -117,9 +119,11 @@ def test_report_of_real_runs_matches_the_store(tmp_path, monkeypatch):
     assert ranks == expected
     assert [int(r["rank"]) for r in rows.values()] == sorted(ranks.values())  # the table is in rank order
     assert "Not counted (not finished when the summary was written): Random seed 4 (failed, 2 of 6 evaluations)." in md
+    assert "seeds (instances) 1-3; ranked on the 3 instances every method finished: 1, 2, 3." in md
 
     overview = _table(md, "## Overview")
     assert len(overview) == 1 and overview[0]["hdbo auto: rank"] == f"{ranks[AUTO]} of 4"
+    assert overview[0]["instances compared"] == "1, 2, 3"
     assert float(overview[0]["random search: median"]) == medians["Random"]
 
     # one figure, linked relatively, a PNG
@@ -162,24 +166,89 @@ def test_overview_counts_auto_against_peers_and_random(tmp_path):
     assert overview[("8", "P1")]["best median (method)"] in ("Random = Peer A", "Peer A = Random")
     assert overview[("8", "P1")]["hdbo auto: rank"] == "3 of 3"
     assert ("on 1 of the 4 (budget, problem) cells where hdbo auto and at least one peer (`peer:*`) ran, "
-            "hdbo auto's median is better than every peer's") in md
+            "compared on the instances every method of the cell finished, hdbo auto's median is better than every "
+            "peer's") in md
     assert "1 tie(s) (P2 (budget 4))" in md
     assert "A peer's median is better on 2: P3 (budget 4); P1 (budget 8)." in md
-    assert ("hdbo auto's median is worse than random search's on 2 of the 5 cells where both ran: "
-            "P2 (budget 4); P1 (budget 8).") in md
+    assert ("hdbo auto's median is worse than random search's on 2 of the 5 cells where both ran (on the instances "
+            "compared): P2 (budget 4); P1 (budget 8).") in md
 
     p2 = _table(md, "### P2, budget 4")
     assert [(r["rank"], r["method"]) for r in p2] == [("1", "Random"), ("2", f"**{AUTO}**"), ("2", "Peer A")]
     p4 = _table(md, "### P4, budget 4")
-    assert p4[-1]["rank"] == "—" and p4[-1]["median best"] == "—" and p4[-1]["runs"] == "1"
-    assert "No median (at least half of the runs have no successful evaluation), no rank: GP-UCB." in md
+    assert p4[-1]["rank"] == "—" and p4[-1]["median best"] == "—" and p4[-1]["all runs: n"] == "1"
+    # GP-UCB finished seed 1 only (every evaluation failed): P4 is compared on instance 1
+    assert overview[("4", "P4")]["instances compared"] == "1"
+    assert "No median on the common instances (at least half of those runs have no successful evaluation), " \
+           "no rank: GP-UCB." in md
     assert "Runs without a successful evaluation (counted as the worst value in the median; " in md
     merged = md.split("### P1, budget 8")[1]
-    assert "Experiments `exp-b8`, `exp-b8-peers`; seeds (instances) 1-3." in merged
+    assert ("Experiments `exp-b8`, `exp-b8-peers`; seeds (instances) 1-3; ranked on the 3 instances every method "
+            "finished: 1, 2, 3.") in merged
     assert "Peer A seed 4 (running, 2 of 8 evaluations)" in merged
     assert {p.name for p in (tmp_path / "figs").iterdir()} == {
         "fig-b4-p1.png", "fig-b4-p2.png", "fig-b4-p3.png", "fig-b4-p4.png", "fig-b8-p1.png"}
     assert "](figs/fig-b8-p1.png)" in md
+
+
+def test_methods_are_ranked_on_the_instances_every_method_finished(tmp_path):
+    """Runs on different instances: ranks, best median and counts use the common ones; the rest is shown."""
+    def one(problem, method, label, seed, best, **extra):
+        return dict(problem=problem, method=method, label=label, seed=seed, f=[-best - 1.0, -best], **extra)
+
+    s = _write_summary(tmp_path / "s.csv.gz", [
+        # P: auto finished instances 1-5, Peer A 1-2, Random 1-3; instances 3-5 are easy for auto
+        *[one("P", "auto", AUTO, k, v) for k, v in ((1, 5.0), (2, 5.0), (3, 0.0), (4, 0.0), (5, 0.0))],
+        *[one("P", "peer:a", "Peer A", k, 4.0) for k in (1, 2)],
+        *[one("P", "random", "Random", k, v) for k, v in ((1, 6.0), (2, 6.0), (3, -10.0))],
+        # Peer B has no finished run on P: named, left out, and it does not empty the common set
+        one("P", "peer:b", "Peer B", 3, -99.0, status="running"),
+        # Q: no instance has a finished run of both methods
+        one("Q", "auto", AUTO, 1, 1.0), one("Q", "peer:a", "Peer A", 2, 2.0),
+    ])
+    md = write_suite_report([s], tmp_path / "r.md").read_text()
+
+    rows = {r["method"].strip("*"): r for r in _table(md, "### P, budget 4")}
+    # on all runs auto's median would be 0 (best); on instances 1, 2 it is 5, between Peer A's 4 and Random's 6
+    assert [(lab, rows[lab]["rank"], rows[lab]["median best"]) for lab in rows] == [
+        ("Peer A", "1", "4"), (AUTO, "2", "5"), ("Random", "3", "6")]
+    assert [rows[AUTO][f"all runs: {k}"] for k in ("n", "median", "min", "max")] == ["5", "0", "0", "5"]
+    assert [rows["Random"][f"all runs: {k}"] for k in ("n", "median", "min", "max")] == ["3", "6", "-10", "6"]
+    assert [rows["Random"][k] for k in ("min", "max")] == ["6", "6"]  # instance 3 only in the all-runs columns
+    assert "seeds (instances) 1-5; ranked on the 2 instances every method finished: 1, 2." in md
+    assert "No finished run (left out of the table, the ranking and the common instances): Peer B." in md
+    assert "Peer B" not in rows
+
+    overview = {r["problem"]: r for r in _table(md, "## Overview")}
+    assert {k: overview["P"][k] for k in ("methods", "instances compared", "best median (method)", "best median",
+                                          "hdbo auto: rank", "hdbo auto: median", "random search: median")} == {
+        "methods": "3", "instances compared": "1, 2", "best median (method)": "Peer A", "best median": "4",
+        "hdbo auto: rank": "2 of 3", "hdbo auto: median": "5", "random search: median": "6"}
+    assert "A peer's median is better on 1: P (budget 4)." in md  # Q is not counted
+    assert "on 0 of the 1 (budget, problem) cells" in md
+    assert "Not compared (no instance on which every method has a finished run): Q (budget 4)." in md
+    assert "worse than random search's on 0 of the 1 cells where both ran" in md
+
+    # empty common set: said, not ranked, every method's own runs still shown
+    assert {k: overview["Q"][k] for k in ("instances compared", "best median (method)", "best median",
+                                          "hdbo auto: rank", "hdbo auto: median")} == {
+        "instances compared": "none", "best median (method)": "—", "best median": "—", "hdbo auto: rank": "—",
+        "hdbo auto: median": "—"}
+    q = {r["method"].strip("*"): r for r in _table(md, "### Q, budget 4")}
+    assert {lab: (r["rank"], r["median best"], r["all runs: n"], r["all runs: median"]) for lab, r in q.items()} == {
+        AUTO: ("—", "—", "1", "1"), "Peer A": ("—", "—", "1", "2")}
+    q_text = md.split("### Q, budget 4")[1]
+    assert "**not ranked**: no instance has a finished run of every method" in q_text
+    assert "No median on the common instances" not in q_text
+
+    # figures: P's curves over instances 1, 2 (as its caption says); Q's over each method's own runs
+    p_text = md.split("### P, budget 4")[1].split("### Q")[0]
+    assert "over each method's runs on the instances compared (1, 2), the runs behind the ranks" in p_text
+    assert "over each method's own finished runs (no common instance" in q_text
+    cells = {c.problem_label: c for c in _cells(read_summary(s))}
+    auto = cells["P"].find(lambda m: m.is_auto)
+    assert_allclose(auto.curve, [6.0, 5.0, 5.0, 5.0])  # the median of instances 1, 2 (not 0 from instances 3-5)
+    assert [int(m.used.sum()) for m in cells["Q"].methods] == [1, 1]
 
 
 def test_even_run_counts_take_the_middle_mean_and_medians_use_finished_runs_only(tmp_path):
@@ -191,8 +260,11 @@ def test_even_run_counts_take_the_middle_mean_and_medians_use_finished_runs_only
     s = _write_summary(tmp_path / "s.csv.gz", runs)
     md = write_suite_report([s], tmp_path / "r.md").read_text()
     rows = {r["method"]: r for r in _table(md, "### P, budget 4")}
-    assert [rows["Random"][k] for k in ("rank", "runs", "median best", "min", "max")] == ["2", "2", "2.5", "1", "4"]
-    assert [rows["LineBO"][k] for k in ("rank", "runs", "median best", "min", "max")] == ["1", "3", "2", "1", "2"]
+    cols = ("rank", "median best", "min", "max", "all runs: n", "all runs: median", "all runs: min", "all runs: max")
+    # Random's seed 3 did not finish, so both are ranked on instances 1, 2 (even counts: the middle mean)
+    assert [rows["Random"][k] for k in cols] == ["2", "2.5", "1", "4", "2", "2.5", "1", "4"]
+    assert [rows["LineBO"][k] for k in cols] == ["1", "1.5", "1", "2", "3", "2", "1", "2"]
+    assert "ranked on the 2 instances every method finished: 1, 2." in md
     assert "left out of min and max): LineBO seed 3." in md
     assert (tmp_path / "benchmarks" / "fig-b4-p.png").is_file()  # default figures folder: benchmarks/ next to out
 
