@@ -573,6 +573,8 @@ def killer(*, dim=2, seed=0, at=1, sig="SIGKILL"):
     def fun(X):
         calls[0] += 1
         if calls[0] >= at and multiprocessing.parent_process() is not None:
+            if sig == "SIGINT":  # a shell's background job starts with SIGINT ignored: restore Python's handler
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             os.kill(os.getpid(), getattr(signal, sig))
         return -np.sum((X - 0.5) ** 2, axis=1)
 
