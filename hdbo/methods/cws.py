@@ -25,6 +25,11 @@ evaluation drops the pair in progress; the coordinate is sampled again. ``n_sele
 defaults to the size of the true active set when the problem provides it; without it (and
 without ``rounds``) the constructor raises ``ValueError``.
 
+Evaluations its structure learning needs: one round costs ``2 D`` evaluations (200 at D = 100,
+600 at D = 300), and a selection needs several rounds, so within budgets of 100-300 at those
+dimensions it cannot select and no optimization phase would run: the public suite
+(``experiments/highdim/``) reports it as excluded.
+
 Sample counts (``diagnostics()``): ``selection_evaluations`` (function evaluations, 2 per
 finite difference) and ``selection_iterations`` (finite differences).
 

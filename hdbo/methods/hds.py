@@ -31,6 +31,12 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
   small for one step of the test (HDS-FDT needs a pair of evaluations, so a total budget of
   3 or less leaves the default half too small) skips the selection: every budget >= 1 runs,
   as GP-UCB on all D coordinates.
+* Evaluations its structure learning needs: the tree search is sequential and ends when its
+  tests have decided. Measured with our quick-scale runs of the paper's Fig. 2 (noise 0.1, a
+  few active coordinates; ``docs/reproductions/chen2012.md``): FDT 181 evaluations at D = 10,
+  459 at D = 80, 554 at D = 200, 652 at D = 400; GPT 85, 180, 207, 257. Within budgets of
+  100-300 at D >= 100 the default half-budget selection usually ends on its budget, and GP-UCB
+  then runs on what was selected so far (``diagnostics()`` reports the selection and its count).
 * ``optimize=False`` is the paper's variable-selection experiment: :attr:`done` becomes True
   when the selection ends, so runners stop there and the evaluations used are the sample
   complexity.

@@ -20,6 +20,12 @@ in projected coordinates ``A_hat x`` (:class:`~hdbo.methods.subspace_ucb.Subspac
 DIRECT in k dimensions, ``beta_t = 2 log(|Z| t^2 pi^2 / (6 delta))`` with t counted from the
 first Phase-2 query).
 
+Evaluations its structure learning needs: ``n_SI = m_X (m_Phi + 1) n_rep`` before the first
+Phase-2 query; with the defaults below and k = 2 that is 210 at D = 20, 930 at D = 100, 2730 at
+D = 300 and 9030 at D = 1000 (``phase1_evaluations``). Below that budget SI-BO cannot learn its
+subspace (it warns at construction), so the public suite (``experiments/highdim/``, budgets 100
+and 300) reports it as excluded rather than running it to no purpose.
+
 Defaults (SPEC.md P1.A.4-3/4, where the paper gives no values): ``m_X = k + 1``,
 ``m_Phi = ceil(1.5 k (D + m_X))``, ``eps = 0.3``, ``n_rep = 1``, ``eps_bar = 0.1``,
 ``delta = 0.1``; ``lambda = c_lambda sqrt(2 m_X) (sigma / eps) (sqrt(D) + sqrt(m_X))`` with
