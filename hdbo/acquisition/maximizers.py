@@ -613,6 +613,7 @@ def maximize_local(
     n_starts: int = 5,
     screen_fraction: float = 0.6,
     n_perturbed: int = 20,
+    near_fraction: float = 0.75,
 ) -> MaximizeResult:
     """Search around the best points, then polish with L-BFGS-B: hdbo's default in high dimension.
 
@@ -621,9 +622,9 @@ def maximize_local(
     in hundreds of dimensions, which lie close to the observed points. This search:
 
     1. evaluates ``x0_candidates`` (the centres: the best observed points, best first);
-    2. screens ``screen_fraction`` of the budget in one vectorized batch: three quarters of it
-       are the centres with a few coordinates changed (:func:`perturb_subsets`), one quarter
-       uniform points of the box (all of it uniform when there are no centres);
+    2. screens ``screen_fraction`` of the budget in one vectorized batch: a ``near_fraction``
+       of it are the centres with a few coordinates changed (:func:`perturb_subsets`), the
+       rest uniform points of the box (all of it uniform when there are no centres);
     3. runs L-BFGS-B from the best ``n_starts`` screened points with the rest of the budget:
        with ``fun_and_grad``, one run on all starts at once (their values summed, each step
        one vectorized call, see ``_batched_lbfgsb``); otherwise one run per start with
@@ -649,6 +650,8 @@ def maximize_local(
         Share of the budget spent on the screen (the rest goes to the local runs).
     n_perturbed : int, default 20
         Expected number of coordinates changed per perturbed point.
+    near_fraction : float, default 0.75
+        Share of the screen spent near the centres, within [0, 1].
 
     Returns
     -------
@@ -657,7 +660,8 @@ def maximize_local(
     Raises
     ------
     ValueError
-        If ``screen_fraction`` is not within (0, 1], ``n_starts < 1`` or ``n_perturbed < 1``;
+        If ``screen_fraction`` is not within (0, 1], ``near_fraction`` not within [0, 1],
+        ``n_starts < 1`` or ``n_perturbed < 1``;
         also for the shared arguments, as in :func:`maximize_direct`.
     TypeError
         For the shared arguments, or ``n_starts``/``n_perturbed`` not an int.
@@ -670,9 +674,12 @@ def maximize_local(
     frac = float(screen_fraction)
     if not 0.0 < frac <= 1.0:
         raise ValueError(f"screen_fraction must lie in (0, 1], got {screen_fraction!r}")
+    near_fraction = float(near_fraction)
+    if not 0.0 <= near_fraction <= 1.0:
+        raise ValueError(f"near_fraction must lie in [0, 1], got {near_fraction!r}")
     v0 = _evaluate_candidates(ev, x0)
     n_screen = min(max(1, int(frac * ev.limit)), ev.limit - ev.nfev)
-    n_near = (3 * n_screen) // 4 if v0.size else 0
+    n_near = int(near_fraction * n_screen) if v0.size else 0
     near = perturb_subsets(x0[: v0.size], n_near, box, rng, n_perturbed=n_perturbed)
     cand = np.vstack([near, _uniform(box, n_screen - n_near, rng)]) if n_screen > 0 else np.empty((0, box.dim))
     vals = ev.values(cand) if cand.shape[0] else np.empty(0)

@@ -179,5 +179,12 @@ def test_local_option_errors(rng):
         maximize_local(f, BOUNDS, budget=50, rng=rng, screen_fraction=0.0)
     with pytest.raises(ValueError, match="n_starts"):
         maximize_local(f, BOUNDS, budget=50, rng=rng, n_starts=0)
+    with pytest.raises(ValueError, match="near_fraction"):
+        maximize_local(f, BOUNDS, budget=50, rng=rng, near_fraction=1.5)
+    # near_fraction sets how much of the screen is spent around the centres
+    for near, expected in ((0.0, 0), (0.5, 15), (1.0, 30)):
+        res = maximize_local(f, BOUNDS, budget=50, rng=np.random.default_rng(0), x0_candidates=[[0.0, 0.0]],
+                             near_fraction=near)
+        assert f"({expected} near the centres)" in res.message
     with pytest.raises(TypeError, match="fun_and_grad"):
         maximize_local(f, BOUNDS, budget=50, rng=rng, fun_and_grad=3)
