@@ -62,3 +62,31 @@ def test_gp_methods_default_to_the_prior_and_the_local_search():
     assert paper.n_restarts == 3 and paper.lengthscale_bounds == (0.05, 20.0) and paper.noise_variance == 1e-6
     with pytest.raises(ValueError, match="gp_prior"):
         make_method("gp-ucb", [(0.0, 1.0)] * 5, gp_prior="flat")
+
+
+def test_trust_region_option_follows_turbo_rule_and_resumes():
+    """trust_region=True: the search box around the incumbent halves after 5 failures, doubles
+    after 3 successes (capped at 1.6), and its state goes through state_dict exactly."""
+    m = make_method("auto", [(0.0, 1.0)] * 6, seed=2, n_init=4, acq_budget=200, trust_region=True)
+    for x, y in zip(np.random.default_rng(0).random((4, 6)), [1.0, 2.0, 3.0, 4.0]):
+        m.tell(x, y)  # improving: 3 successes after the first value
+    assert m._tr["length"] == pytest.approx(1.6) and m._tr["succ"] == 0
+    for _ in range(5):
+        m.tell(np.full(6, 0.5), 0.0)  # no improvement
+    assert m._tr["length"] == pytest.approx(0.8) and m._tr["fail"] == 0
+    x = m.ask()
+    box = m._trust_region_bounds(m.gp_)
+    centre = m.X_obs[int(np.argmax(m.y_obs))]
+    assert np.all(box[:, 0] <= centre) and np.all(centre <= box[:, 1])
+    assert np.all(m.to_canonical(x) >= box[:, 0] - 1e-12) and np.all(m.to_canonical(x) <= box[:, 1] + 1e-12)
+    state = json.loads(json.dumps(m.state_dict()))
+    again = Method.from_state(state)
+    assert again._tr == m._tr
+    np.testing.assert_array_equal(again.ask(), m.ask())
+    bad = json.loads(json.dumps(state))
+    bad["internal"]["trust_region"]["length"] = -1.0
+    from hdbo.exceptions import StateError
+    with pytest.raises(StateError, match="length"):
+        Method.from_state(bad)
+    with pytest.raises(TypeError, match="trust_region"):
+        make_method("auto", [(0.0, 1.0)] * 2, trust_region="yes")
