@@ -10,6 +10,7 @@ Examples
     hdbo reproduce example --scale quick
     hdbo report --store runs/example.db --out docs/report.md
     hdbo suite-report                  # docs/benchmarks.md from docs/benchmarks/*.csv.gz
+    hdbo suite-report --from-store runs/highdim.db   # summaries from a store first
 
 Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr,
 nothing written: also a store path that is a folder, lies under a file or in a folder you
@@ -470,6 +471,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_suite_report(args: argparse.Namespace) -> int:
     from .experiments.suite_report import write_suite_report
 
+    if args.from_store is not None:
+        _export_store(args)
     paths = [Path(p) for p in args.summaries] or sorted(Path("docs/benchmarks").glob("*.csv.gz"))
     if not paths:
         raise UsageError("no summaries given and none found in docs/benchmarks/*.csv.gz (run it from the "
@@ -486,6 +489,22 @@ def _cmd_suite_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
     print(f"report written to {out}")
     return 0
+
+
+def _export_store(args: argparse.Namespace) -> None:
+    """``suite-report --from-store``: every experiment of the store to ``<folder>/<experiment>.csv.gz``."""
+    from .experiments.summary import export_summary
+
+    folder = Path(args.out).parent / "benchmarks"
+    with _open_store(args.from_store, create=False) as store:
+        experiments = store.experiments()
+    if not experiments:
+        raise UsageError(f"--from-store {args.from_store!r} holds no experiment")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in experiments:
+        out = folder / f"{name}.csv.gz"
+        n = export_summary(args.from_store, out, experiments=[name])
+        print(f"summary of {name}: {n} evaluations -> {out}")
 
 
 def _seed_major(configs: list[Any], runs: int | None) -> list[Any]:
@@ -607,6 +626,11 @@ def build_parser() -> argparse.ArgumentParser:
     srp.add_argument(
         "--out", default="docs/benchmarks.md",
         help="markdown file to write (default docs/benchmarks.md); figures go to benchmarks/ next to it",
+    )
+    srp.add_argument(
+        "--from-store", metavar="STORE",
+        help="first write a summary of every experiment of this store to benchmarks/<experiment>.csv.gz "
+        "next to --out (replacing it), then report from the summaries",
     )
     srp.set_defaults(func=_cmd_suite_report)
     return parser

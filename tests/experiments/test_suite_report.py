@@ -318,3 +318,21 @@ def test_cli_default_paths_and_one_line_errors(tmp_path, monkeypatch, capsys):
     md = (tmp_path / "docs" / "benchmarks.md").read_text()
     assert "`hdbo suite-report docs/benchmarks/*.csv.gz --out docs/benchmarks.md`" in md
     assert (tmp_path / "docs" / "benchmarks" / "fig-b4-p.png").is_file() and "](benchmarks/fig-b4-p.png)" in md
+
+
+def test_cli_from_store_exports_every_experiment_then_reports(tmp_path, monkeypatch, capsys):
+    """--from-store: one summary per experiment next to --out, then the report from them."""
+    monkeypatch.chdir(tmp_path)
+    configs = [make_config(experiment=e, method="random", seed=s, budget=3, problem_params={"dim": d})
+               for e, d in (("exp-a", 3), ("exp-b", 2)) for s in (1, 2)]
+    run_many(tmp_path / "s.db", configs, progress=False)
+    assert main(["suite-report", "--from-store", "s.db"]) == 0
+    out = capsys.readouterr().out
+    for e in ("exp-a", "exp-b"):
+        summary = tmp_path / "docs" / "benchmarks" / f"{e}.csv.gz"
+        assert f"summary of {e}: 6 evaluations -> " in out and summary.is_file()
+        assert len(read_summary(summary)) == 2  # two runs
+    md = (tmp_path / "docs" / "benchmarks.md").read_text()
+    assert "exp-a" in md and "exp-b" in md
+    assert main(["suite-report", "--from-store", "missing.db"]) == 2
+    assert "store 'missing.db' does not exist" in capsys.readouterr().err
