@@ -10,14 +10,21 @@ behaviour that Papenmeier, Poloczek and Nardi, ICML 2025, found to matter):
   priors located at about ``0.2 sqrt(D)`` of the box, a noise floor of 1e-6), refitted on the
   schedule of :class:`~hdbo.methods.gp_based.GPMethod` and updated in O(t^2) in between;
 * LogEI (:class:`hdbo.acquisition.LogEI`, Ament et al. 2023) over the best posterior mean at
-  the observed points (the best observed value for noise-free data);
+  the observed points;
 * the acquisition maximized by :func:`~hdbo.acquisition.maximizers.maximize_local`: the best
   observed points with random subsets of about 20 coordinates changed, plus uniform points,
-  then L-BFGS-B with analytic gradients from the best five.
+  then L-BFGS-B with analytic gradients from the best five;
+* a choice, for each proposal, of where that search runs: the whole box or a TuRBO-style
+  trust region around the best point (Eriksson et al. 2019). The choice is made by Thompson
+  sampling on how often each of the two improved the best value in the last 20 proposals, so
+  a problem that rewards local refinement moves to the trust region and one that rewards
+  long moves stays global.
 
-``diagnostics()`` reports the choice (``"choice"``) and why (``"reason"``), so that a later
-version that picks among several strategies from the data (a structured method, a trust
-region) keeps the same contract; the choice is part of the state.
+``diagnostics()`` reports the choice (``"choice"``), why (``"reason"``, with the counts it was
+drawn from) and how many proposals each search made; all of it is part of the state.
+
+How the default was chosen: ``benchmarks/dev_sweep_2026-11-25.md`` (development instances
+only). The two searches and the bandit stay available through ``strategy``.
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_bool, check_real
+from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition import LogEI
 from ..gp import GaussianProcess
 from ..space import Box
 from .gp_based import GPMethod
-from ._state import state_float, state_int, state_mapping
+from ..exceptions import StateError
+from ._state import describe, state_float, state_int, state_mapping
 from .registry import register
 
 __all__ = ["Auto"]
@@ -42,9 +50,10 @@ __all__ = ["Auto"]
 # the whole budget in hundreds of dimensions, so ours is 5 (our choice).
 _TR_INIT, _TR_MIN, _TR_MAX, _TR_SUCC, _TR_FAIL = 0.8, 0.5**7, 1.6, 3, 5
 
-_CHOICE = "vanilla-gp"
-_REASON = ("the only strategy of this version: MAP GP with the dimension-scaled prior, LogEI, "
-           "local acquisition search; it needs no structure in the objective")
+#: The strategies of option ``strategy``; "bandit" chooses between the first two.
+_STRATEGIES = ("global", "trust-region", "bandit")
+_ARMS = ("global", "trust-region")
+_INCUMBENTS = ("posterior-mean", "observed")
 
 
 @register
@@ -60,18 +69,32 @@ class Auto(GPMethod):
         dimension-scaled prior, the local acquisition search).
     xi : float, default 0.0
         Margin over the incumbent, in units of the outputs' standard deviation.
-    trust_region : bool, default False
-        Search the acquisition only inside a box around the best point (TuRBO-1's rule,
-        Eriksson et al. 2019: side ``L`` times the relative length-scales, ``L`` starting at
-        0.8 of the unit cube, doubled after 3 improving evaluations up to 1.6, halved after 5
-        that do not improve, reset when below ``0.5**7``). Off by default: see
-        ``benchmarks/dev_sweep_2026-11-25.md`` for what it did on the development instances.
+    strategy : {"bandit", "global", "trust-region"}, default "bandit"
+        Where the acquisition is searched.
+
+        * ``"global"``: over the whole box.
+        * ``"trust-region"``: only inside a box around the best point, with TuRBO-1's rule
+          (Eriksson et al. 2019). The side is ``L`` times the relative length-scales. ``L``
+          starts at 0.8 of the unit cube, doubles after 3 improving evaluations (up to 1.6),
+          halves after 5 that do not improve, and is reset to 0.8 below ``0.5**7``.
+        * ``"bandit"``: chooses one of the two for each proposal by Thompson sampling on
+          how often each improved the best value over the last ``bandit_window`` proposals
+          (a Beta(1 + improved, 1 + not improved) draw per strategy, the larger wins).
+          ``diagnostics()`` gives the counts behind each choice.
+
+        The trust region's state is kept for every strategy, so a choice can change mid-run.
+    incumbent : {"posterior-mean", "observed"}, default "posterior-mean"
+        The value LogEI improves on: the largest posterior mean at the observed points, or
+        the largest observed value.
+    bandit_window : int, default 20
+        Number of recent proposals whose outcomes ``strategy="bandit"`` weighs.
 
     Raises
     ------
     TypeError, ValueError
-        If an option is invalid (see :class:`~hdbo.methods.gp_based.GPMethod`) or ``xi`` is
-        negative or not finite.
+        If an option is invalid (see :class:`~hdbo.methods.gp_based.GPMethod`), ``xi`` is
+        negative or not finite, ``strategy`` or ``incumbent`` is not one of the names above,
+        or ``bandit_window`` is not an int >= 1.
 
     Examples
     --------
@@ -84,17 +107,28 @@ class Auto(GPMethod):
 
     name = "auto"
 
-    def __init__(self, bounds: Box | ArrayLike, *, xi: float = 0.0, trust_region: bool = False,
-                 **kwargs: Any) -> None:
+    def __init__(self, bounds: Box | ArrayLike, *, xi: float = 0.0, strategy: str = "bandit",
+                 incumbent: str = "posterior-mean", bandit_window: int = 20, **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
         self.xi = check_real(xi, "xi", low=0)
-        self.trust_region = check_bool(trust_region, "trust_region")
+        self.strategy = check_choice(strategy, "strategy", _STRATEGIES)
+        self.incumbent = check_choice(incumbent, "incumbent", _INCUMBENTS)
+        self.bandit_window = check_int(bandit_window, "bandit_window", low=1, high=MAX_COUNT)
         self._check_maximizer_dim(self.dim)
         self._tr = {"length": _TR_INIT, "succ": 0, "fail": 0, "best": None}
+        # outcomes [arm, improved] of the model-based proposals, and the proposal in flight
+        self._outcomes: list[list[int]] = []
+        self._pending: dict[str, Any] | None = None
+        self._last_choice: str | None = None
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
+        best_before = float(np.max(self.y_obs)) if self.y_obs.size else None
         super()._on_tell(u, y)
-        if self.trust_region and np.isfinite(y):
+        if self._pending is not None:  # the outcome of the last model-based proposal
+            improved = best_before is None or (np.isfinite(y) and y > best_before + 1e-3 * abs(best_before))
+            self._outcomes.append([self._pending["arm"], int(improved)])
+            self._pending = None
+        if np.isfinite(y):
             self._update_trust_region()
 
     def _update_trust_region(self) -> None:
@@ -121,23 +155,61 @@ class Auto(GPMethod):
         half = 0.5 * self._tr["length"] * w
         return np.column_stack([np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)])
 
+    def _arm_counts(self) -> dict[str, list[int]]:
+        """[improved, not improved] per arm over the last ``bandit_window`` outcomes."""
+        counts = {a: [0, 0] for a in _ARMS}
+        for arm, improved in self._outcomes[-self.bandit_window:]:
+            counts[_ARMS[arm]][0 if improved else 1] += 1
+        return counts
+
+    def _choose_arm(self) -> int:
+        if self.strategy != "bandit":
+            return _ARMS.index(self.strategy)
+        counts = self._arm_counts()
+        draws = [self.rng.beta(1 + counts[a][0], 1 + counts[a][1]) for a in _ARMS]
+        return int(np.argmax(draws))
+
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         X = self.X_obs
-        best = float(np.max(gp.predict(X)[0])) if X.shape[0] else float(np.max(self.y_obs))
+        if self.incumbent == "observed" or not X.shape[0]:
+            best = float(np.max(self.y_obs))
+        else:
+            best = float(np.max(gp.predict(X)[0]))
         acq = LogEI(gp, best, xi=self.xi)
-        if not self.trust_region:
+        arm = self._choose_arm()
+        self._pending, self._last_choice = {"arm": arm}, _ARMS[arm]
+        if _ARMS[arm] == "global":
             return self._maximize(acq, acq.value_and_grad)
         return self._maximize(acq, acq.value_and_grad, bounds=self._trust_region_bounds(gp))
 
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
-        if self.trust_region:
-            state["trust_region"] = dict(self._tr)
+        state["trust_region"] = dict(self._tr)
+        state["outcomes"] = [list(o) for o in self._outcomes]
+        state["pending_arm"] = None if self._pending is None else self._pending["arm"]
+        state["last_choice"] = self._last_choice
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         super()._set_internal_state(state)
-        if self.trust_region and "trust_region" in state:
+        outcomes = state.get("outcomes", [])
+        if not isinstance(outcomes, list):
+            raise StateError(f"state['internal']['outcomes'] must be a list, got {describe(outcomes)}")
+        self._outcomes = []
+        for i, o in enumerate(outcomes):
+            name = f"state['internal']['outcomes'][{i}]"
+            if not isinstance(o, (list, tuple)) or len(o) != 2:
+                raise StateError(f"{name} must be a pair [arm, improved], got {describe(o)}")
+            self._outcomes.append([state_int(o[0], f"{name}[0]", low=0, high=len(_ARMS) - 1),
+                                   state_int(o[1], f"{name}[1]", low=0, high=1)])
+        arm = state.get("pending_arm")
+        self._pending = None if arm is None else {
+            "arm": state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1)}
+        choice = state.get("last_choice")
+        if choice is not None and choice not in _ARMS:
+            raise StateError(f"state['internal']['last_choice'] must be one of {_ARMS} or null, got {choice!r}")
+        self._last_choice = choice
+        if "trust_region" in state:
             tr = state_mapping(state["trust_region"], "state['internal']['trust_region']")
             name = "state['internal']['trust_region']"
             self._tr = {
@@ -147,13 +219,39 @@ class Auto(GPMethod):
                 "best": None if tr.get("best") is None else state_float(tr.get("best"), f"{name}['best']"),
             }
 
+    def _reason(self) -> str:
+        model = ("MAP GP with the dimension-scaled prior" if self.gp_prior != "none" else "ML-II GP")
+        base = f"{model}, LogEI over the {self.incumbent.replace('-', ' ')} incumbent"
+        if self._last_choice is None:
+            return f"initial design ({self.n_init} random points) before the first model-based proposal; then {base}"
+        if self.strategy != "bandit":
+            where = "the whole box" if self.strategy == "global" else "the trust region"
+            return f"strategy={self.strategy!r}: {base}, searched over {where}"
+        c = self._arm_counts()
+        return (f"Thompson sampling over the last {self.bandit_window} proposals: global improved the best "
+                f"value {c['global'][0]} of {sum(c['global'])} times, trust-region {c['trust-region'][0]} of "
+                f"{sum(c['trust-region'])}; {base}")
+
     def diagnostics(self) -> dict[str, Any]:
         """The strategy chosen and why, plus the GP's hyperparameters once fitted.
 
         Returns
         -------
         dict
-            ``"choice"`` (str), ``"reason"`` (str) and, after the first model fit,
-            ``"hyperparameters"`` as in :meth:`GPMethod.diagnostics`.
+            ``"choice"`` (str): the search used for the latest proposal, ``"global"`` or
+            ``"trust-region"`` (``"initial-design"`` before the model is used);
+            ``"reason"`` (str): why, in words (for ``strategy="bandit"`` the improvement
+            counts the choice was drawn from); ``"strategy"`` (str): the option;
+            ``"trust_region_length"`` (float): the trust region's side ``L``;
+            ``"proposals"`` (dict): how many model-based proposals each search made in the run;
+            and, after the first model fit, ``"hyperparameters"`` as in
+            :meth:`GPMethod.diagnostics`.
         """
-        return {"choice": _CHOICE, "reason": _REASON, **super().diagnostics()}
+        made = {a: 0 for a in _ARMS}
+        for arm, _ in self._outcomes:
+            made[_ARMS[arm]] += 1
+        if self._pending is not None:
+            made[_ARMS[self._pending["arm"]]] += 1
+        return {"choice": self._last_choice or "initial-design", "reason": self._reason(),
+                "strategy": self.strategy, "trust_region_length": float(self._tr["length"]),
+                "proposals": made, **super().diagnostics()}

@@ -28,7 +28,8 @@ def test_choice_is_recorded_and_restored_with_the_state():
         x = m.ask()
         m.tell(x, -_sphere(x))
     diag = m.diagnostics()
-    assert diag["choice"] == "vanilla-gp" and "LogEI" in diag["reason"]
+    assert diag["choice"] in ("global", "trust-region") and "LogEI" in diag["reason"]
+    assert sum(diag["proposals"].values()) == 3  # 7 evaluations, 4 of them the initial design
     assert len([k for k in diag["hyperparameters"] if k.startswith("lengthscale")]) == 4
     state = json.loads(json.dumps(m.state_dict()))
     again = Method.from_state(state)
@@ -64,10 +65,10 @@ def test_gp_methods_default_to_the_prior_and_the_local_search():
         make_method("gp-ucb", [(0.0, 1.0)] * 5, gp_prior="flat")
 
 
-def test_trust_region_option_follows_turbo_rule_and_resumes():
-    """trust_region=True: the search box around the incumbent halves after 5 failures, doubles
-    after 3 successes (capped at 1.6), and its state goes through state_dict exactly."""
-    m = make_method("auto", [(0.0, 1.0)] * 6, seed=2, n_init=4, acq_budget=200, trust_region=True)
+def test_trust_region_strategy_follows_turbo_rule_and_resumes():
+    """strategy="trust-region": the search box around the incumbent halves after 5 failures,
+    doubles after 3 successes (capped at 1.6), and its state goes through state_dict exactly."""
+    m = make_method("auto", [(0.0, 1.0)] * 6, seed=2, n_init=4, acq_budget=200, strategy="trust-region")
     for x, y in zip(np.random.default_rng(0).random((4, 6)), [1.0, 2.0, 3.0, 4.0]):
         m.tell(x, y)  # improving: 3 successes after the first value
     assert m._tr["length"] == pytest.approx(1.6) and m._tr["succ"] == 0
@@ -88,5 +89,71 @@ def test_trust_region_option_follows_turbo_rule_and_resumes():
     from hdbo.exceptions import StateError
     with pytest.raises(StateError, match="length"):
         Method.from_state(bad)
-    with pytest.raises(TypeError, match="trust_region"):
-        make_method("auto", [(0.0, 1.0)] * 2, trust_region="yes")
+    assert m.diagnostics()["choice"] == "trust-region"
+
+
+def test_bandit_records_outcomes_chooses_by_them_and_resumes():
+    """strategy="bandit": each model-based proposal's outcome (improved the best or not) is
+    recorded under the search that made it; the counts drive the choice and survive a resume."""
+    m = make_method("auto", [(0.0, 1.0)] * 5, seed=0, n_init=3, acq_budget=200, strategy="bandit",
+                    bandit_window=4)
+    for x in np.random.default_rng(1).random((3, 5)):
+        m.tell(x, -_sphere(x))
+    assert m._outcomes == [] and m.diagnostics()["choice"] == "initial-design"
+    for _ in range(8):
+        x = m.ask()
+        m.tell(x, -_sphere(x))
+    assert len(m._outcomes) == 8
+    diag = m.diagnostics()
+    assert diag["choice"] in ("global", "trust-region") and sum(diag["proposals"].values()) == 8
+    counts = m._arm_counts()  # the window holds the last 4 outcomes only
+    assert sum(sum(c) for c in counts.values()) == 4
+    assert f"improved the best value {counts['global'][0]} of {sum(counts['global'])}" in diag["reason"]
+    # an arm that never improved against one that always did: the latter is drawn nearly always
+    m._outcomes = [[0, 0], [0, 0], [1, 1], [1, 1]]
+    picks = [m._choose_arm() for _ in range(200)]
+    assert 0.7 < np.mean(picks) < 1.0
+    x = m.ask()  # a proposal in flight is part of the state
+    state = json.loads(json.dumps(m.state_dict()))
+    again = Method.from_state(state)
+    assert again._outcomes == m._outcomes and again._pending == m._pending
+    assert again.diagnostics() == m.diagnostics()
+    m.tell(x, -_sphere(x))
+    again.tell(x, -_sphere(x))
+    assert again._outcomes == m._outcomes and len(m._outcomes) == 5
+    np.testing.assert_array_equal(again.ask(), m.ask())
+    bad = json.loads(json.dumps(state))
+    bad["internal"]["outcomes"] = [[0, 2]]
+    from hdbo.exceptions import StateError
+    with pytest.raises(StateError, match="outcomes"):
+        Method.from_state(bad)
+
+
+@pytest.mark.parametrize("option, value, error", [
+    ("strategy", "turbo", ValueError), ("incumbent", "best", ValueError),
+    ("bandit_window", 0, ValueError), ("bandit_window", 2.5, TypeError), ("xi", -1.0, ValueError),
+])
+def test_invalid_options_name_the_argument(option, value, error):
+    with pytest.raises(error, match=option):
+        make_method("auto", [(0.0, 1.0)] * 2, **{option: value})
+
+
+def test_observed_incumbent_is_the_best_value():
+    """incumbent="observed": LogEI's threshold is the largest observed value (noise-free data)."""
+    from hdbo.acquisition import LogEI
+    seen = []
+    orig = LogEI.__init__
+
+    def spy(self, model, best, **kw):
+        seen.append(best)
+        orig(self, model, best, **kw)
+
+    m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, n_init=4, acq_budget=100, incumbent="observed")
+    for x in np.random.default_rng(2).random((4, 3)):
+        m.tell(x, -_sphere(x))
+    LogEI.__init__ = spy
+    try:
+        m.ask()
+    finally:
+        LogEI.__init__ = orig
+    assert seen == [pytest.approx(float(np.max(m.y_obs)))]
