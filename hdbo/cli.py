@@ -471,9 +471,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_suite_report(args: argparse.Namespace) -> int:
     from .experiments.suite_report import write_suite_report
 
+    default_folder = Path("docs/benchmarks")
     if args.from_store is not None:
-        _export_store(args)
-    paths = [Path(p) for p in args.summaries] or sorted(Path("docs/benchmarks").glob("*.csv.gz"))
+        default_folder = _export_store(args)  # report from what was just written, wherever --out is
+    paths = [Path(p) for p in args.summaries] or sorted(default_folder.glob("*.csv.gz"))
     if not paths:
         raise UsageError("no summaries given and none found in docs/benchmarks/*.csv.gz (run it from the "
                          "repository root or name the .csv.gz files)")
@@ -491,8 +492,11 @@ def _cmd_suite_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_store(args: argparse.Namespace) -> None:
-    """``suite-report --from-store``: every experiment of the store to ``<folder>/<experiment>.csv.gz``."""
+def _export_store(args: argparse.Namespace) -> Path:
+    """``suite-report --from-store``: every experiment of the store to ``<folder>/<experiment>.csv.gz``.
+
+    Returns the folder (``benchmarks/`` next to ``--out``).
+    """
     from .experiments.summary import export_summary
 
     folder = Path(args.out).parent / "benchmarks"
@@ -505,6 +509,7 @@ def _export_store(args: argparse.Namespace) -> None:
         out = folder / f"{name}.csv.gz"
         n = export_summary(args.from_store, out, experiments=[name])
         print(f"summary of {name}: {n} evaluations -> {out}")
+    return folder
 
 
 def _seed_major(configs: list[Any], runs: int | None) -> list[Any]:

@@ -334,5 +334,11 @@ def test_cli_from_store_exports_every_experiment_then_reports(tmp_path, monkeypa
         assert len(read_summary(summary)) == 2  # two runs
     md = (tmp_path / "docs" / "benchmarks.md").read_text()
     assert "exp-a" in md and "exp-b" in md
+    # with --out elsewhere, the report is made from the summaries written there, not docs/benchmarks
+    assert main(["suite-report", "--from-store", "s.db", "--out", "elsewhere/report.md"]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "elsewhere" / "benchmarks" / "exp-a.csv.gz").is_file()
+    md2 = (tmp_path / "elsewhere" / "report.md").read_text()
+    assert "elsewhere/benchmarks/exp-a.csv.gz" in md2 and "docs/benchmarks/exp-a.csv.gz" not in md2
     assert main(["suite-report", "--from-store", "missing.db"]) == 2
     assert "store 'missing.db' does not exist" in capsys.readouterr().err
