@@ -342,3 +342,19 @@ def test_cli_from_store_exports_every_experiment_then_reports(tmp_path, monkeypa
     assert "elsewhere/benchmarks/exp-a.csv.gz" in md2 and "docs/benchmarks/exp-a.csv.gz" not in md2
     assert main(["suite-report", "--from-store", "missing.db"]) == 2
     assert "store 'missing.db' does not exist" in capsys.readouterr().err
+
+
+def test_structured_methods_are_set_against_random_search_on_their_problems(tmp_path):
+    """Issue 19's criterion: each structured method's median against random search's on the problem
+    with its structure (better, worse or tie), and methods on other problems are left out."""
+    runs = _runs("Styblinski-Tang D=100", {("add-gp-ucb", "Add-GP-UCB"): 10.0, ("random", "Random"): 20.0,
+                                           ("hds", "HDS"): 5.0})
+    runs += _runs("Hartmann-6 hidden D=300", {("hds", "HDS"): -1.0, ("random", "Random"): -2.0,
+                                              ("dropout-ucb", "DropoutUCB"): -2.0})
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    assert "2 of 3 better than random search" not in md  # a tie is not better
+    assert "1 of 3 better than random search" in md
+    assert "| additive | Add-GP-UCB | Styblinski-Tang D=100 | 4 | 10 | 20 | better |" in md
+    assert "| variable selection | HDS | Hartmann-6 hidden D=300 | 4 | -1 | -2 | **worse** |" in md
+    assert "| variable selection | DropoutUCB | Hartmann-6 hidden D=300 | 4 | -2 | -2 | tie |" in md
+    assert "| HDS | Styblinski-Tang" not in md  # HDS is judged on the hidden problem only
