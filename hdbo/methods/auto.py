@@ -45,9 +45,9 @@ from .registry import register
 
 __all__ = ["Auto"]
 
-# Trust region (strategy "trust-region", and one arm of "bandit"): TuRBO-1's side lengths on the unit cube (initial 0.8,
-# between 0.5**7 and 1.6) and its success tolerance 3; its failure tolerance max(4, D) exceeds
-# the whole budget in hundreds of dimensions, so ours is 5 (our choice).
+# Trust region (strategy "trust-region", and one arm of "bandit"): TuRBO-1's side lengths on the
+# unit cube (initial 0.8, between 0.5**7 and 1.6) and its success tolerance 3; its failure
+# tolerance max(4, D) exceeds the whole budget in hundreds of dimensions, so ours is 5 (our choice).
 _TR_INIT, _TR_MIN, _TR_MAX, _TR_SUCC, _TR_FAIL = 0.8, 0.5**7, 1.6, 3, 5
 
 #: The strategies of option ``strategy``; "bandit" chooses between the first two.
