@@ -36,10 +36,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition import LogEI
+from ..exceptions import StateError
 from ..gp import GaussianProcess
 from ..space import Box
 from .gp_based import GPMethod
-from ..exceptions import StateError
 from ._state import describe, state_float, state_int, state_mapping
 from .registry import register
 
