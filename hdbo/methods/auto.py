@@ -118,15 +118,14 @@ class Auto(GPMethod):
         self._tr = {"length": _TR_INIT, "succ": 0, "fail": 0, "best": None}
         # outcomes [arm, improved] of the model-based proposals, and the proposal in flight
         self._outcomes: list[list[int]] = []
-        self._pending: dict[str, Any] | None = None
-        self._last_choice: str | None = None
+        self._pending: int | None = None
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         best_before = float(np.max(self.y_obs)) if self.y_obs.size else None
         super()._on_tell(u, y)
         if self._pending is not None:  # the outcome of the last model-based proposal
             improved = best_before is None or (np.isfinite(y) and y > best_before + 1e-3 * abs(best_before))
-            self._outcomes.append([self._pending["arm"], int(improved)])
+            self._outcomes.append([self._pending, int(improved)])
             self._pending = None
         if np.isfinite(y):
             self._update_trust_region()
@@ -155,6 +154,12 @@ class Auto(GPMethod):
         half = 0.5 * self._tr["length"] * w
         return np.column_stack([np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)])
 
+    def _last_choice(self) -> str | None:
+        """The search of the latest model-based proposal (in flight, else the last told one)."""
+        if self._pending is not None:
+            return _ARMS[self._pending]
+        return _ARMS[self._outcomes[-1][0]] if self._outcomes else None
+
     def _arm_counts(self) -> dict[str, list[int]]:
         """[improved, not improved] per arm over the last ``bandit_window`` outcomes."""
         counts = {a: [0, 0] for a in _ARMS}
@@ -177,7 +182,7 @@ class Auto(GPMethod):
             best = float(np.max(gp.predict(X)[0]))
         acq = LogEI(gp, best, xi=self.xi)
         arm = self._choose_arm()
-        self._pending, self._last_choice = {"arm": arm}, _ARMS[arm]
+        self._pending = arm
         if _ARMS[arm] == "global":
             return self._maximize(acq, acq.value_and_grad)
         return self._maximize(acq, acq.value_and_grad, bounds=self._trust_region_bounds(gp))
@@ -186,8 +191,7 @@ class Auto(GPMethod):
         state = super()._get_internal_state()
         state["trust_region"] = dict(self._tr)
         state["outcomes"] = [list(o) for o in self._outcomes]
-        state["pending_arm"] = None if self._pending is None else self._pending["arm"]
-        state["last_choice"] = self._last_choice
+        state["pending_arm"] = self._pending
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -203,12 +207,8 @@ class Auto(GPMethod):
             self._outcomes.append([state_int(o[0], f"{name}[0]", low=0, high=len(_ARMS) - 1),
                                    state_int(o[1], f"{name}[1]", low=0, high=1)])
         arm = state.get("pending_arm")
-        self._pending = None if arm is None else {
-            "arm": state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1)}
-        choice = state.get("last_choice")
-        if choice is not None and choice not in _ARMS:
-            raise StateError(f"state['internal']['last_choice'] must be one of {_ARMS} or null, got {choice!r}")
-        self._last_choice = choice
+        self._pending = state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1,
+                                  allow_none=True)
         if "trust_region" in state:
             tr = state_mapping(state["trust_region"], "state['internal']['trust_region']")
             name = "state['internal']['trust_region']"
@@ -222,7 +222,7 @@ class Auto(GPMethod):
     def _reason(self) -> str:
         model = ("MAP GP with the dimension-scaled prior" if self.gp_prior != "none" else "ML-II GP")
         base = f"{model}, LogEI over the {self.incumbent.replace('-', ' ')} incumbent"
-        if self._last_choice is None:
+        if self._last_choice() is None:
             return f"initial design ({self.n_init} random points) before the first model-based proposal; then {base}"
         if self.strategy != "bandit":
             where = "the whole box" if self.strategy == "global" else "the trust region"
@@ -251,7 +251,7 @@ class Auto(GPMethod):
         for arm, _ in self._outcomes:
             made[_ARMS[arm]] += 1
         if self._pending is not None:
-            made[_ARMS[self._pending["arm"]]] += 1
-        return {"choice": self._last_choice or "initial-design", "reason": self._reason(),
+            made[_ARMS[self._pending]] += 1
+        return {"choice": self._last_choice() or "initial-design", "reason": self._reason(),
                 "strategy": self.strategy, "trust_region_length": float(self._tr["length"]),
                 "proposals": made, **super().diagnostics()}
