@@ -394,6 +394,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _check_dask(args.dask)
     if args.runs is not None and args.runs < 1:
         raise UsageError(f"--runs must be >= 1, got {args.runs}")
+    if args.runs is not None and args.seed:
+        raise UsageError("--runs and --seed cannot be used together")
     plugins = _load_plugins(args)
     try:
         paths = find_specs(args.name, args.specs_dir)
@@ -430,8 +432,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         ]
         if not configs:
             raise UsageError(f"--method {' '.join(args.method)} matches no method of the selected specs")
+    if args.seed:
+        configs = [c for c in configs if c.seed in args.seed]
+        if not configs:
+            raise UsageError(f"--seed {' '.join(map(str, args.seed))} matches no seed of the selected specs")
     configs = _seed_major(configs, args.runs)
     scale = args.scale if args.runs is None else f"{args.scale}, first {args.runs} seed(s)"
+    if args.seed:
+        scale = f"{args.scale}, seed(s) {', '.join(map(str, sorted(set(args.seed))))}"
     if args.no_run and not store_path.exists():
         raise UsageError(f"--no-run: store {str(store_path)!r} does not exist")
     _check_output(report_path, "--report")
@@ -615,6 +623,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--runs", type=_INT64, metavar="N",
         help="run only the first N seeds of each spec (the report states the runs it used); "
         "runs go seed by seed in any case, so an interrupted call leaves whole seeds",
+    )
+    rpr.add_argument(
+        "--seed", action="append", type=_INT64, metavar="K",
+        help="run only the spec seed K (repeat for several; in the high-dimensional suite the seed is the "
+        "problem instance), e.g. to split a spec's runs between machines (default: every seed)",
     )
     rpr.add_argument(
         "--no-run", action="store_true",

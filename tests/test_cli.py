@@ -277,6 +277,18 @@ def test_reproduce_subsets_seed_by_seed_and_report_only(tmp_path, capsys):
             assert len(store.list_runs()) == 2
     code, out, err = _run(capsys, *base, "--runs", "0")
     _assert_usage_error(code, err, "--runs must be >= 1")
+    # --seed K: only that seed (seed 2 is not among the first two), into another store
+    db2, rep2 = tmp_path / "s2.db", tmp_path / "rep2.md"
+    code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(db2), "--report",
+                          str(rep2), "--no-progress", "--scale", "full", "--only", "s2", "--seed", "2")
+    assert code == 0, err
+    with RunStore(db2) as store:
+        assert [r.config.seed for r in store.list_runs(status="finished")] == [2]
+    assert "seed(s) 2" in rep2.read_text()
+    code, out, err = _run(capsys, *base, "--scale", "full", "--seed", "99")
+    _assert_usage_error(code, err, "--seed 99 matches no seed")
+    code, out, err = _run(capsys, *base, "--seed", "1", "--runs", "1")
+    _assert_usage_error(code, err, "--runs and --seed cannot be used together")
     code, out, err = _run(capsys, "reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(tmp_path / "x.db"),
                           "--no-run")
     _assert_usage_error(code, err, "does not exist")

@@ -11,7 +11,9 @@ Conventions
 * **Cells.** Runs are grouped by (budget, problem label); experiments with the same budget and
   problem are merged (the budget-300 GP peers are a separate spec). Within a cell, a method is
   its label. Only runs with status ``finished`` count; the others are named in a note. The
-  same run (budget, problem, method label, seed) in two summaries or experiments is an error.
+  same run (budget, problem, method label, seed) may be in two summaries (a part of a spec
+  finished in another store): a finished copy replaces an unfinished one; two finished copies
+  with different values are an error.
 * **Minimization convention.** Problems maximize ``f`` internally; the report states values the
   way the problems are usually stated, as minimization: the best value of a run is
   ``-max_t f(x_t)`` over its successful evaluations (failed ones have no ``f``), and the
@@ -191,18 +193,38 @@ def _build_method(label: str, runs: list[SummaryRun], budget: int) -> _Method:
     )
 
 
-def _cells(runs: list[SummaryRun]) -> list[_Cell]:
-    """Group runs into cells, ordered by budget, then first experiment, then problem label."""
-    seen: dict[tuple, SummaryRun] = {}
+def _deduplicated(runs: list[SummaryRun]) -> list[SummaryRun]:
+    """One copy of each run (budget, problem label, method label, seed), in the order first seen.
+
+    A run may be in two summaries when it was finished in another store (a part of a spec run
+    on another machine, or a run resumed elsewhere): a finished copy replaces an unfinished one,
+    and of two unfinished copies the one with more evaluations is kept. Two finished copies are
+    an error unless their values are the same (then they are one run, written twice).
+    """
+    kept: dict[tuple, SummaryRun] = {}
     for r in runs:
         key = (r.budget, r.problem_label, r.label, r.seed)
-        if key in seen:
-            o = seen[key]
+        o = kept.get(key)
+        if o is None:
+            kept[key] = r
+            continue
+        done_o, done_r = o.status == "finished", r.status == "finished"
+        if done_o and done_r:
+            if o.t.size == r.t.size and np.array_equal(o.f, r.f, equal_nan=True):
+                continue
             raise ValueError(
-                f"summaries: the run {r.label!r} on {r.problem_label!r}, budget {r.budget}, seed {r.seed} appears "
-                f"twice (experiment {o.experiment!r} in {o.source!r} and experiment {r.experiment!r} in {r.source!r})"
+                f"summaries: the run {r.label!r} on {r.problem_label!r}, budget {r.budget}, seed {r.seed} is finished "
+                f"twice with different values (experiment {o.experiment!r} in {o.source!r} and experiment "
+                f"{r.experiment!r} in {r.source!r})"
             )
-        seen[key] = r
+        if done_r or (not done_o and r.t.size > o.t.size):
+            kept[key] = r
+    return list(kept.values())
+
+
+def _cells(runs: list[SummaryRun]) -> list[_Cell]:
+    """Group runs into cells, ordered by budget, then first experiment, then problem label."""
+    runs = _deduplicated(runs)  # a no-op on the runs write_suite_report passes
     grouped: dict[tuple[int, str], list[SummaryRun]] = {}
     for r in runs:
         grouped.setdefault((r.budget, r.problem_label), []).append(r)
@@ -622,7 +644,7 @@ def write_suite_report(
     if not paths:
         raise ValueError("summaries: expected at least one summary file (.csv.gz), got none")
     out = Path(out)
-    runs = [r for p in paths for r in read_summary(p)]
+    runs = _deduplicated([r for p in paths for r in read_summary(p)])
     if not runs:
         raise ValueError(f"summaries: no runs in {', '.join(str(p) for p in paths)}")
     cells = _cells(runs)

@@ -278,15 +278,27 @@ def test_without_matplotlib_the_tables_stay_and_a_note_says_why(tmp_path, monkey
     assert not (tmp_path / "benchmarks").exists()
 
 
-def test_the_same_run_in_two_summaries_is_refused(tmp_path):
-    run = [dict(problem="P", method="random", label="Random", seed=1, f=[-1.0])]
-    a = _write_summary(tmp_path / "a.csv.gz", run)
-    b = _write_summary(tmp_path / "b.csv.gz", run)
-    with pytest.raises(ValueError, match="appears twice"):
-        write_suite_report([a, b], tmp_path / "r.md")
+def test_a_run_in_two_summaries_finished_copy_wins_and_conflicts_are_refused(tmp_path):
+    """A run finished in another store replaces its unfinished copy; two different finished copies are refused."""
+    part = dict(problem="P", method="random", label="Random", seed=1, status="running", f=[-5.0, -4.0])
+    done = dict(problem="P", method="random", label="Random", seed=1, f=[-5.0, -4.0, -1.5, -3.0])
+    other = dict(problem="P", method="random", label="Random", seed=2, f=[-2.0, -2.5, -3.0, -3.5])
+    a = _write_summary(tmp_path / "a.csv.gz", [part, other])
+    b = _write_summary(tmp_path / "b.csv.gz", [done])
+    for order in ([a, b], [b, a]):
+        md = write_suite_report(order, tmp_path / "r.md").read_text()
+        row = _table(md, "### P, budget 4")[0]
+        assert row["all runs: n"] == "2" and row["min"] == "1.5" and row["max"] == "2"
+        scale = _table(md, "## Scale")[0]
+        assert scale["runs not finished"] == "0" and scale["seeds (instances)"] == "1, 2"  # running copy superseded
+    twice = _write_summary(tmp_path / "c.csv.gz", [done])
+    write_suite_report([b, twice], tmp_path / "r.md")  # the same finished run written twice: one run
+    clash = _write_summary(tmp_path / "d.csv.gz", [dict(done, f=[-5.0, -4.0, -1.0, -3.0])])
+    with pytest.raises(ValueError, match="finished twice with different values"):
+        write_suite_report([b, clash], tmp_path / "x.md")
     with pytest.raises(ValueError, match="at least one summary"):
-        write_suite_report([], tmp_path / "r.md")
-    assert not (tmp_path / "r.md").exists()
+        write_suite_report([], tmp_path / "x.md")
+    assert not (tmp_path / "x.md").exists()
 
 
 def test_cli_default_paths_and_one_line_errors(tmp_path, monkeypatch, capsys):
