@@ -10,7 +10,7 @@
             (specs and command lines name registered ones only, never ``module:attr``).
 ``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that cannot fit.
 ``summary`` :func:`export_summary`: a point-free ``.csv.gz`` of a store, small enough for git;
-            :func:`read_summary` reads one back.
+            :func:`read_summary` reads one back, :func:`merge_summaries` combines several.
 ``suite_report`` :func:`write_suite_report`: the high-dimensional suite's report
             (``docs/benchmarks.md``) from summaries, no store needed.
 ``report``  :func:`aggregate`, :func:`check_claims`, :func:`write_report`: markdown tables,
@@ -34,7 +34,7 @@ from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claim
 from .resources import check_memory, estimate_run_memory
 from .runner import RunResult, RunSummary, run_many, run_one
 from .suite_report import write_suite_report
-from .summary import SummaryRun, export_summary, read_summary
+from .summary import SummaryRun, export_summary, merge_summaries, read_summary
 from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
 from .store import (
     SCHEMA_VERSION,
@@ -81,6 +81,7 @@ __all__ = [
     "estimate_run_memory",
     "check_memory",
     "export_summary",
+    "merge_summaries",
     "read_summary",
     "SummaryRun",
     "write_suite_report",

@@ -21,6 +21,8 @@ appear (one row per evaluation). To keep the file small:
 
 :func:`read_summary` reads a summary back (empty ``y`` read as ``f``) into one
 :class:`SummaryRun` per run, with the values as arrays (NaN where empty).
+:func:`merge_summaries` combines summaries into one file, a later file's runs replacing the
+same runs of an earlier one (a method rerun with a new default, a run finished elsewhere).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "export_summary", "read_summary"]
+__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "export_summary", "merge_summaries", "read_summary"]
 
 SUMMARY_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
                    "t", "y", "f", "regret", "failed", "ask_seconds", "eval_seconds")
@@ -224,3 +226,54 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
             ask_seconds=arr["ask"].astype(float), eval_seconds=arr["eval"].astype(float), source=str(path),
         ))
     return out
+
+
+def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
+    """Combine summaries into one, the runs of a later summary replacing the same runs of earlier ones.
+
+    A run is identified by ``(experiment, problem_label, label, seed, budget)``; its rows are
+    copied as written (no value is rounded again). Use it to replace a method's runs after
+    rerunning it (for example the default method after a change of its defaults: merge the
+    old summary, then the new runs' summary), or to fold in runs finished in another store.
+
+    Parameters
+    ----------
+    summaries : iterable of str or Path
+        Summary files written by :func:`export_summary`, oldest first.
+    out : str or Path
+        The ``.csv.gz`` file to write (replaced if it exists; it may be one of ``summaries``).
+
+    Returns
+    -------
+    int
+        Rows written (evaluations).
+
+    Raises
+    ------
+    ValueError
+        No summary is given, or a file is not a summary.
+    FileNotFoundError
+        A summary does not exist.
+    """
+    paths = [Path(p) for p in summaries]
+    if not paths:
+        raise ValueError("summaries: expected at least one summary file (.csv.gz), got none")
+    runs: dict[tuple, list[list[str]]] = {}
+    for path in paths:
+        read_summary(path)  # validates the file (columns, every row) with the reader's messages
+        mine: dict[tuple, list[list[str]]] = {}
+        with gzip.open(path, "rt", newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            next(reader)
+            for row in reader:
+                exp, _, plabel, _, label, seed, budget = row[:7]
+                mine.setdefault((exp, plabel, label, int(seed), int(budget)), []).append(row)
+        runs.update(mine)  # a later file's copy of a run replaces the earlier one as a whole
+    n = 0
+    with gzip.open(out, "wt", newline="", compresslevel=9) as fh:
+        writer = csv.writer(fh)
+        writer.writerow(SUMMARY_COLUMNS)
+        for rows in runs.values():
+            writer.writerows(rows)
+            n += len(rows)
+    return n

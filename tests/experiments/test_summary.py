@@ -109,3 +109,27 @@ def test_read_summary_refuses_what_is_not_a_summary(tmp_path, content, match):
         path.write_bytes(content)
     with pytest.raises((ValueError, FileNotFoundError), match=match):
         read_summary(path)
+
+
+def test_merge_summaries_later_runs_replace_earlier_ones(tmp_path):
+    """merge_summaries: the union of the runs; a run in a later file replaces the same run as a whole."""
+    from hdbo.experiments.summary import merge_summaries
+
+    db_a, db_b = tmp_path / "a.db", tmp_path / "b.db"
+    run_many(db_a, [make_config(seed=s, budget=4, label="M") for s in (0, 1)], progress=False)
+    run_many(db_b, [make_config(seed=s, budget=4, method="direct", label="M") for s in (1, 2)], progress=False)
+    export_summary(db_a, tmp_path / "a.csv.gz")
+    export_summary(db_b, tmp_path / "b.csv.gz")
+    old, new = read_summary(tmp_path / "a.csv.gz"), read_summary(tmp_path / "b.csv.gz")
+    assert old[0].label == new[0].label  # same labels, so seed 1 is the same run in both files
+    n = merge_summaries([tmp_path / "a.csv.gz", tmp_path / "b.csv.gz"], tmp_path / "a.csv.gz")  # in place
+    merged = {r.seed: r for r in read_summary(tmp_path / "a.csv.gz")}
+    assert n == 12 and sorted(merged) == [0, 1, 2]
+    assert merged[0].method == "random" and merged[1].method == merged[2].method == "direct"
+    np.testing.assert_array_equal(merged[1].f, new[0].f)
+    assert not np.array_equal(merged[1].f, old[1].f)
+    with pytest.raises(ValueError, match="at least one summary"):
+        merge_summaries([], tmp_path / "o.csv.gz")
+    (tmp_path / "junk.csv.gz").write_bytes(b"junk")
+    with pytest.raises(ValueError, match="not an hdbo summary"):
+        merge_summaries([tmp_path / "b.csv.gz", tmp_path / "junk.csv.gz"], tmp_path / "o.csv.gz")
