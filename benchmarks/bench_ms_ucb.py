@@ -2,8 +2,9 @@
 
 Run:  OPENBLAS_NUM_THREADS=1 python benchmarks/bench_ms_ucb.py [--dims 20 100] [--ts 1 10 100 300]
       [--n-obs 200] [--repeats 5]
+      OPENBLAS_NUM_THREADS=1 python benchmarks/bench_ms_ucb.py --runs-only [--run-dim 300] [--run-budget 100]
 
-Prints two tables (medians over ``--repeats``; the machine is shared, so medians, not means):
+Prints up to three tables (medians over ``--repeats``; the machine is shared, so medians, not means):
 
 1. ``MSUCB._acquire`` (screening + stacked L-BFGS-B, the default ``acq_budget = 300 D``
    evaluations and ``10 D`` starts) on a GP with ``--n-obs`` observations, at iterations t
@@ -12,17 +13,27 @@ Prints two tables (medians over ``--repeats``; the machine is shared, so medians
    counter-based generator; only the ones screened are materialized).
 2. Screening 10 random y on each of 1000 subspaces: one vectorized acquisition call over all
    10 000 points (in chunks of 4096) against a Python loop with one call per subspace.
+3. Whole runs with the method's defaults (``hdbo.maximize``, seed 0) on the suite's Hartmann-6
+   problems at ``--run-dim`` (development instance 0): median and largest proposal time over
+   the model-based iterations (``history.ask_seconds`` after the ``n_init = 20`` initial
+   points), the best value and the wall time. This is the "proposal time" of
+   ``docs/benchmarks.md``; to compare two versions of the code, run the script with each on
+   ``PYTHONPATH``, one process at a time.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
+
+import hdbo
 
 from hdbo.acquisition import UCB
 from hdbo.methods import make_method
 from hdbo.methods.ms_ucb import subspace_count
+from hdbo.problems import get as get_problem
 
 from bench_gp import median_time, objective  # a smooth function of every coordinate; medians
 
@@ -89,15 +100,36 @@ def screening_table(dims: list[int], n_obs: int, repeats: int) -> None:
         print(f"| {D} | {1000 * tb:.0f} ms | {1000 * tl:.0f} ms | {tl / tb:.1f}x |")
 
 
+def run_table(dim: int, budget: int, problems: list[str]) -> None:
+    print(f"\nWhole ms-ucb runs, defaults, D = {dim}, budget {budget}, seed 0, instance 0 "
+          f"(hdbo from {hdbo.__file__})\n")
+    print("| problem | median proposal | max proposal | best | run |")
+    print("|---|---|---|---|---|")
+    for name in problems:
+        prob = get_problem(name, dim=dim, instance=0)
+        t0 = time.perf_counter()
+        res = hdbo.maximize(prob, prob.bounds, method="ms-ucb", budget=budget, seed=0)
+        wall = time.perf_counter() - t0
+        ask = res.history.ask_seconds[res.method.n_init:]
+        print(f"| {name} | {np.median(ask):.2f} s | {np.max(ask):.2f} s | {res.fun:.4f} | {wall:.0f} s |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[20, 100])
     parser.add_argument("--ts", type=int, nargs="+", default=[1, 10, 100, 200])
     parser.add_argument("--n-obs", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--run-dim", type=int, default=300)
+    parser.add_argument("--run-budget", type=int, default=100, help="0 skips the whole-run table")
+    parser.add_argument("--run-problems", nargs="+", default=["suite-hartmann6-rotated", "suite-hartmann6-hidden"])
+    parser.add_argument("--runs-only", action="store_true", help="only the whole-run table")
     args = parser.parse_args()
-    acquisition_table(args.dims, args.ts, args.n_obs, args.repeats)
-    screening_table(args.dims, args.n_obs, args.repeats)
+    if not args.runs_only:
+        acquisition_table(args.dims, args.ts, args.n_obs, args.repeats)
+        screening_table(args.dims, args.n_obs, args.repeats)
+    if args.run_budget > 0:
+        run_table(args.run_dim, args.run_budget, args.run_problems)
 
 
 if __name__ == "__main__":

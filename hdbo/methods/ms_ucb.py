@@ -38,6 +38,14 @@ The cost of an iteration is therefore set by ``acq_budget`` and does not grow wi
 ``|Z_t|``; with ``S < |Z_t|`` the search covers a random part of ``Z_t`` every iteration (the
 paper's exact argmax over all of ``Z_t`` is the limit of a large budget).
 
+Evaluation on subspaces. The GP's kernel is stationary, so the squared scaled distance from
+``x = (z, y)`` to a training point splits into a z part and a y part. The z part of every
+subspace in play is computed once per acquisition step, and the screening and the L-BFGS-B
+steps then only pay for the d free coordinates (:class:`SubspacePosterior`); the z vector of
+a subspace is materialized once, not once per candidate. The moments are those of
+:meth:`hdbo.gp.GaussianProcess.predict` up to round-off (the sum of squares is added in
+another order).
+
 Subspaces are stored implicitly: ``z_i`` (the i-th vector ever drawn) is a fixed function of
 ``(subspace_seed, i)`` computed by a vectorized SplitMix64 counter generator, so any subset of
 ``Z_t`` is materialized in O(size) time and the state stays a single integer even when
@@ -61,17 +69,20 @@ from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import solve_triangular
+from scipy.spatial.distance import cdist
 
 from .._validation import MAX_COUNT, check_choice, check_int
 from ..acquisition import UCB
-from ..gp import GaussianProcess
+from ..gp import GaussianProcess, Stationary
 from ..space import Box
 from ._state import internal_indices, internal_int
 from ._subspace_common import MultiStartSubspaceMixin, resolve_tranthe_beta, stacked_lbfgsb
 from .gp_based import GPMethod
 from .registry import register
 
-__all__ = ["MSUCB", "subspace_count", "splitmix_uniform", "stacked_lbfgsb", "resolve_tranthe_beta"]
+__all__ = ["MSUCB", "SubspacePosterior", "subspace_count", "splitmix_uniform", "stacked_lbfgsb",
+           "resolve_tranthe_beta"]
 
 Array = NDArray[np.float64]
 _CHUNK = 4096  # points per acquisition call during screening (bounds the (chunk, t) kernel block)
@@ -129,6 +140,136 @@ def subspace_count(t: int, N0: int, alpha: int) -> int:
     """
     t = check_int(t, "t", low=0)
     return int(N0) * sum(j**int(alpha) for j in range(1, t + 1))
+
+
+class SubspacePosterior:
+    """Standardized GP posterior at points ``x = (z_{rows[i]}, y_i)`` whose z parts are known in advance.
+
+    For a stationary kernel ``k(x, x') = s rho(r^2)`` with
+    ``r^2 = sum_j (x_j - x'_j)^2 / l_j^2``, the squared distance from a query on subspace
+    ``S(A, z)`` to training point ``i`` is ``c(z, i) + |y / l_y - Y_i / l_y|^2`` (``Y_i`` the
+    free coordinates of the training point), where ``c`` holds everything that depends on the
+    fixed coordinates only. ``c`` is computed once per subspace here, so a call costs
+    ``O(n t d)`` for the distances instead of ``O(n t D)``, and the input gradient is formed
+    for the d free coordinates only, with one kernel evaluation shared by the mean and the
+    standard deviation (:meth:`GaussianProcess.predict` evaluates the kernel once per
+    gradient). The rest is :meth:`GaussianProcess.predict` with ``standardized=True``: the
+    same Cholesky factor, the same triangular solves and the same variance floor, so the
+    moments agree with it up to round-off.
+
+    Parameters
+    ----------
+    gp : GaussianProcess
+        A fitted GP with at least one training point and a :class:`~hdbo.gp.Stationary` kernel
+        (see :meth:`applies`).
+    Z : ndarray of shape (m, D - d)
+        The fixed parts of the subspaces in play.
+    rows : ndarray of int, shape (n,)
+        Row ``i`` of every query batch lies on subspace ``Z[rows[i]]``.
+    z_dims, y_dims : ndarray of int
+        The fixed and the free coordinates (disjoint, together ``0 .. D - 1``).
+
+    Raises
+    ------
+    TypeError
+        If the kernel is not stationary or the GP has no training point.
+
+    Notes
+    -----
+    :meth:`predict` has the signature the acquisition functions of :mod:`hdbo.acquisition`
+    expect of a model, so ``UCB(SubspacePosterior(...), beta)`` is the UCB of the GP as a
+    function of the free coordinates: values and ``(n, d)`` gradients.
+    """
+
+    def __init__(self, gp: GaussianProcess, Z: Array, rows: NDArray[np.int64], z_dims: NDArray[np.int64],
+                 y_dims: NDArray[np.int64]) -> None:
+        if not self.applies(gp):
+            raise TypeError(f"SubspacePosterior needs a fitted GP with a Stationary kernel, got "
+                            f"{type(gp.kernel).__name__} with {gp.n_train} training points")
+        kern = gp.kernel
+        assert isinstance(kern, Stationary) and gp.X_ is not None  # for the type checker
+        ell = np.broadcast_to(kern.lengthscale, (gp.X_.shape[1],))
+        # The kernel's own distance convention and profile rho(r^2), as Stationary.__call__ uses
+        # them (Matern 1/2: exact differences, no cancellation near r = 0).
+        self._exact = bool(kern._exact_distances)
+        self._variance, self._profile = kern.variance, kern._profile
+        self._ly = ell[y_dims]
+        Xs = gp.X_ / ell
+        self._Ys = np.ascontiguousarray(Xs[:, y_dims])  # (t, d) scaled free coordinates of the data
+        Zs = np.asarray(Z, dtype=float) / ell[z_dims]
+        Xz = Xs[:, z_dims]
+        if self._exact:
+            cz = cdist(Zs, Xz, "sqeuclidean")
+        else:
+            # the expansion of GaussianProcess.predict, |a|^2 + |b|^2 - 2 a.b, with |b|^2 whole
+            x2 = np.einsum("ij,ij->i", Xs, Xs)
+            cz = (np.einsum("ij,ij->i", Zs, Zs)[:, None] + x2[None, :]) - 2.0 * (Zs @ Xz.T)
+            self._YsT = np.ascontiguousarray(self._Ys.T)
+        self._cz = cz[np.asarray(rows, dtype=np.int64)]  # (n, t)
+        self._L, self._alpha = gp.L_, gp.alpha_
+
+    @staticmethod
+    def applies(gp: GaussianProcess) -> bool:
+        """Whether ``gp`` has the form this class needs (stationary kernel, training data)."""
+        return isinstance(gp.kernel, Stationary) and gp.n_train > 0
+
+    def predict(self, Y: Array, return_grad: bool = False) -> tuple[Array, ...]:
+        """Standardized posterior moments at ``(z_{rows[i]}, Y[i])``, optionally with y-gradients.
+
+        Parameters
+        ----------
+        Y : ndarray of shape (n, d)
+            Free coordinates, one row per entry of ``rows``.
+        return_grad : bool, default False
+            Also return the gradients with respect to Y.
+
+        Returns
+        -------
+        mean, std : ndarray of shape (n,)
+            As ``gp.predict(x, standardized=True)``.
+        dmean, dstd : ndarray of shape (n, d)
+            Only with ``return_grad=True``.
+        """
+        Ysq = np.asarray(Y, dtype=float) / self._ly
+        if self._exact:
+            d2 = self._cz + cdist(Ysq, self._Ys, "sqeuclidean")
+        else:
+            d2 = self._cz + (np.einsum("ij,ij->i", Ysq, Ysq)[:, None] - 2.0 * (Ysq @ self._YsT))
+        d2 = np.maximum(d2, 0.0, out=d2)
+        rho, drho = self._profile(d2)
+        s = self._variance
+        Kq = s * rho
+        mean = Kq @ self._alpha
+        V = solve_triangular(self._L, Kq.T, lower=True, check_finite=False)
+        var = np.maximum(s - np.einsum("ij,ij->j", V, V), 1e-300)
+        std = np.sqrt(var)
+        if not return_grad:
+            return mean, std
+        Wv = solve_triangular(self._L, V, lower=True, trans="T", check_finite=False).T  # K^{-1} k(x)
+        Ds = s * drho  # d k / d r^2, (n, t)
+
+        def grad(W: Array) -> Array:  # sum_i W[q, i] d k(x_q, X_i) / d y_q, as Stationary.grad_x
+            C = W * Ds
+            return 2.0 * (Ysq * C.sum(1)[:, None] - C @ self._Ys) / self._ly
+
+        dmean = grad(np.broadcast_to(self._alpha, Ds.shape))
+        dstd = -2.0 * grad(Wv) / (2.0 * std[:, None])
+        dstd[var <= 1e-300] = 0.0
+        return mean, std, dmean, dstd
+
+
+class _AssembledPosterior:
+    """:class:`SubspacePosterior`'s interface for any GP: assembles the full points and predicts."""
+
+    def __init__(self, gp: GaussianProcess, method: "MSUCB", Z: Array) -> None:
+        self._gp, self._method, self._Z = gp, method, Z
+
+    def predict(self, Y: Array, return_grad: bool = False) -> tuple[Array, ...]:
+        out = self._gp.predict(self._method._assemble(self._Z, Y), return_grad=return_grad, standardized=True)
+        if not return_grad:
+            return out
+        ydims = self._method.y_dims_
+        return out[0], out[1], out[2][:, ydims], out[3][:, ydims]
 
 
 @register
@@ -297,31 +438,47 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         return chosen.astype(np.int64), int(chosen.size)
 
     # ------------------------------------------------------------------ acquisition
+    def _subspace_ucb(self, gp: GaussianProcess, beta: float, sub: NDArray[np.int64]
+                      ) -> tuple[UCB, Array, NDArray[np.int64]]:
+        """UCB as a function of the free coordinates, row i on subspace ``sub[i]``.
+
+        Returns the acquisition (``(n, d) -> (n,)``, with ``(n, d)`` gradients), the distinct
+        subspaces ``Zu`` of ``sub`` and ``rows`` with ``Zu[rows] == subspaces(sub)``.
+        """
+        u, rows = np.unique(sub, return_inverse=True)
+        Zu = self.subspaces(u)
+        rows = rows.reshape(-1)
+        if SubspacePosterior.applies(gp):
+            model: Any = SubspacePosterior(gp, Zu, rows, self.z_dims_, self.y_dims_)
+        else:
+            model = _AssembledPosterior(gp, self, Zu[rows])
+        return UCB(model, beta), Zu, rows
+
     def _acquire(self, gp: GaussianProcess) -> Array:
         t = self.iteration
         beta = self.beta_t(t)
-        acq = UCB(gp, beta)
         n_prev, n_now = self.n_subspaces(t - 1), self.n_subspaces(t)
         S, L = self._split_budget()
 
-        # screening: random y on the allocated subspaces, one vectorized pass in chunks
+        # screening: random y on the allocated subspaces, evaluated in vectorized chunks
         sub, n_screened = self._allocate(S, n_prev, n_now)
         Y = -1.0 + 2.0 * self.rng.random((sub.size, self.d))
-        Zc = self.subspaces(sub)
         vals = np.empty(sub.size)
         for lo in range(0, sub.size, _CHUNK):
             hi = min(lo + _CHUNK, sub.size)
-            vals[lo:hi] = acq(self._assemble(Zc[lo:hi], Y[lo:hi]))
+            acq, _, _ = self._subspace_ucb(gp, beta, sub[lo:hi])
+            vals[lo:hi] = acq(Y[lo:hi])
         vals = np.where(np.isfinite(vals), vals, -np.inf)
         i_best = int(np.argmax(vals))
-        best_x, best_v = self._assemble(Zc[i_best:i_best + 1], Y[i_best:i_best + 1])[0], float(vals[i_best])
+        best_x = self._assemble(self.subspaces(sub[i_best:i_best + 1]), Y[i_best:i_best + 1])[0]
+        best_v = float(vals[i_best])
         nfev = sub.size
 
         # local search: stacked L-BFGS-B from the chosen starts
         k = self._n_local_starts(L, sub.size)
         if k >= 1:
             starts = self._pick_starts(sub, vals, n_prev, k)
-            x, v, used = self._local_search(acq, Zc[starts], Y[starts], vals[starts], L)
+            x, v, used = self._local_search(gp, beta, sub[starts], Y[starts], vals[starts], L)
             nfev += used
             if v > best_v:
                 best_x, best_v = x, v
@@ -345,16 +502,13 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         rest = order[~taken[order]][: k - len(chosen)]
         return np.concatenate([np.asarray(chosen, dtype=np.int64), rest]).astype(np.int64)
 
-    def _local_search(self, acq: UCB, Z: Array, Y0: Array, v0: Array, budget: int) -> tuple[Array, float, int]:
+    def _local_search(self, gp: GaussianProcess, beta: float, sub: NDArray[np.int64], Y0: Array, v0: Array,
+                      budget: int) -> tuple[Array, float, int]:
         """Stacked L-BFGS-B over the free coordinates of the k starts (z fixed), ``<= budget`` evaluations."""
-
-        def value_and_grad(Y: Array) -> tuple[Array, Array]:
-            values, grads = acq.value_and_grad(self._assemble(Z, Y))
-            return values, grads[:, self.y_dims_]
-
-        best_y, best_v, used = stacked_lbfgsb(value_and_grad, Y0, v0, budget)
+        acq, Zu, rows = self._subspace_ucb(gp, beta, sub)
+        best_y, best_v, used = stacked_lbfgsb(acq.value_and_grad, Y0, v0, budget)
         i = int(np.argmax(best_v))
-        return self._assemble(Z[i:i + 1], best_y[i:i + 1])[0], float(best_v[i]), used
+        return self._assemble(Zu[rows[i:i + 1]], best_y[i:i + 1])[0], float(best_v[i]), used
 
     # ------------------------------------------------------------------ state and reports
     def _get_internal_state(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from hdbo.acquisition import UCB
 from hdbo.acquisition.schedules import tranthe2020
 from hdbo.methods import make_method
-from hdbo.methods.ms_ucb import splitmix_uniform, subspace_count
+from hdbo.methods.ms_ucb import SubspacePosterior, splitmix_uniform, subspace_count
 
 from _runs import drive, random_regrets, regrets
 
@@ -157,6 +157,43 @@ def test_proposal_maximizes_the_ucb_over_the_union_of_subspaces():
     assert on.tolist() == [int(np.argmax(best))]
     # the subspaces differ enough for the choice to matter
     assert max(best) - min(best) > 0.05
+
+
+@pytest.mark.parametrize("kernel", ["matern52", "matern32", "matern12", "se"])
+@pytest.mark.parametrize("ard", [False, True])
+def test_subspace_posterior_equals_the_gp_posterior(kernel, ard, rng):
+    """The split distances (z part once per subspace, y part per call) give the GP's own moments
+    and the y-columns of its input gradients, to round-off."""
+    D, d = 12, 3
+    m = make_method("ms-ucb", [(-1, 1)] * D, seed=0, d=d, y_dims=[0, 5, 11], n_init=15, kernel=kernel, ard=ard,
+                    n_restarts=0)
+    X = rng.uniform(-1, 1, (15, D))
+    for x in X:
+        m.tell(x, float(-np.sum((x - 0.2) ** 2) + np.sin(3 * x[0]) * x[5]))
+    gp = m._sync_gp()
+    Z = m.subspaces(np.arange(4))
+    rows = rng.integers(0, 4, 40)
+    Y = rng.uniform(-1, 1, (40, d))
+    Y[0] = X[0, m.y_dims_]  # at a training point's free coordinates
+    mine = SubspacePosterior(gp, Z, rows, m.z_dims_, m.y_dims_).predict(Y, return_grad=True)
+    ref = gp.predict(m._assemble(Z[rows], Y), return_grad=True, standardized=True)
+    for a, b in zip(mine[:2], ref[:2]):
+        assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    for a, b in zip(mine[2:], ref[2:]):
+        assert_allclose(a, b[:, m.y_dims_], rtol=1e-9, atol=1e-12)
+
+
+def test_split_distances_do_not_change_the_proposals(monkeypatch):
+    """The same run with the GP evaluated on assembled points (the general path) proposes the
+    same points, to round-off."""
+    def run():
+        m = make_method("ms-ucb", [(-1, 1)] * 30, seed=7, d=4, N0=2, alpha=1, n_init=8, acq_budget=1500,
+                        n_restarts=0)
+        return drive(m, 14, lambda x: float(-np.sum((x[:6] - 0.3) ** 2) + 0.5 * np.sin(3 * x[-1])))
+
+    fast = run()
+    monkeypatch.setattr(SubspacePosterior, "applies", staticmethod(lambda gp: False))
+    assert_allclose(run(), fast, atol=1e-7)
 
 
 @pytest.mark.parametrize(
