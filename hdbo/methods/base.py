@@ -303,6 +303,65 @@ class Method(ABC):
         """
         return {}
 
+    # ------------------------------------------------------------------ structure learning
+    @classmethod
+    def structure_evaluations(cls, dim: int, **options: Any) -> int | None:
+        """Evaluations the method spends learning its structure at dimension ``dim``, before it can use it.
+
+        A method whose structure is learned in a separate phase (a variable selection, a
+        subspace identification) needs that many evaluations before its optimization uses
+        what was learned; with a smaller budget it cannot learn its structure, and a
+        comparison at that budget says nothing about the structure. The method is not built.
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension D of the problem (``>= 1``).
+        **options
+            The method's options (:func:`hdbo.methods.registry.option_names`); those left
+            out take their defaults. Options that do not change the count are accepted and
+            ignored.
+
+        Returns
+        -------
+        int or None
+            The count, or None when the method has no separate learning phase: it learns
+            as it optimizes (a GP's hyperparameters, an additive decomposition, a set of
+            random subspaces) or learns no structure at all (a fixed random embedding or
+            subspace). This default returns None; methods with a learning phase override it
+            and state in their docstring where the count comes from.
+
+        Raises
+        ------
+        TypeError
+            If ``dim`` is not an int, or an option is not one of the method's.
+        ValueError
+            If ``dim < 1`` or an option that enters the count is invalid.
+
+        Examples
+        --------
+        >>> from hdbo.methods import get_method_class
+        >>> get_method_class("si-bo").structure_evaluations(100)
+        930
+        >>> get_method_class("hesbo").structure_evaluations(100) is None
+        True
+        """
+        cls._check_structure_options(dim, options)
+        return None
+
+    @classmethod
+    def _check_structure_options(cls, dim: int, options: dict[str, Any]) -> int:
+        """``dim`` checked (returned as an int); a TypeError for an option the method does not take."""
+        from .registry import option_names
+
+        dim = check_int(dim, "dim", low=1)
+        valid = option_names(cls)
+        unknown = sorted(set(cls.upgrade_params(options)) - set(valid))
+        if unknown:
+            raise TypeError(f"method {cls.name!r} has no option(s) {', '.join(map(repr, unknown))}; "
+                            f"its options: {', '.join(valid)}")
+        return dim
+
     # ------------------------------------------------------------------ parameters & state
     @classmethod
     def upgrade_params(cls, params: dict[str, Any], *, warn: bool = False) -> dict[str, Any]:

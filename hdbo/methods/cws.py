@@ -25,10 +25,10 @@ evaluation drops the pair in progress; the coordinate is sampled again. ``n_sele
 defaults to the size of the true active set when the problem provides it; without it (and
 without ``rounds``) the constructor raises ``ValueError``.
 
-Evaluations its structure learning needs: one round costs ``2 D`` evaluations (200 at D = 100,
-600 at D = 300), and a selection needs several rounds, so within budgets of 100-300 at those
-dimensions it cannot select and no optimization phase would run: the public suite
-(``experiments/highdim/``) reports it as excluded.
+Evaluations its structure learning needs (:meth:`CWS.structure_evaluations`): one round costs
+``2 D`` evaluations (200 at D = 100, 600 at D = 300), and a selection needs several rounds,
+so within budgets of 100-300 at those dimensions it cannot select and no optimization phase
+would run: the public suite (``experiments/highdim/``) reports it as excluded.
 
 Sample counts (``diagnostics()``): ``selection_evaluations`` (function evaluations, 2 per
 finite difference) and ``selection_iterations`` (finite differences).
@@ -122,6 +122,43 @@ class CWS(SelectThenOptimize):
         self.selection_evaluations_ = 0
         self._stopped = False
         self.top_: list[int] = []
+
+    @classmethod
+    def structure_evaluations(cls, dim: int, **options: Any) -> int | None:
+        """Evaluations of CWS's selection at dimension ``dim``: ``2 D`` per round.
+
+        With ``rounds`` given, the selection takes ``rounds`` full rounds, ``2 D rounds``
+        evaluations. With the default clairvoyant stopping (``rounds=None``) the number of
+        rounds is not known in advance; the count is then one round, ``2 D``, the least any
+        selection takes (it usually takes several).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension D (``>= 1``).
+        **options
+            CWS options; only ``rounds`` changes the count.
+
+        Returns
+        -------
+        int
+            With the defaults: 200 at D = 100, 600 at D = 300.
+
+        Raises
+        ------
+        TypeError
+            If ``dim`` or ``rounds`` is not an int, or an option is not one of CWS's.
+        ValueError
+            If ``dim`` or ``rounds`` is below 1.
+
+        Examples
+        --------
+        >>> CWS.structure_evaluations(100), CWS.structure_evaluations(100, rounds=3)
+        (200, 600)
+        """
+        dim = cls._check_structure_options(dim, options)
+        rounds = check_int(options.get("rounds"), "rounds", low=1, allow_none=True, high=MAX_COUNT)
+        return 2 * dim * (rounds if rounds is not None else 1)
 
     @property
     def k(self) -> int:

@@ -32,11 +32,14 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
   3 or less leaves the default half too small) skips the selection: every budget >= 1 runs,
   as GP-UCB on all D coordinates.
 * Evaluations its structure learning needs: the tree search is sequential and ends when its
-  tests have decided. Measured with our quick-scale runs of the paper's Fig. 2 (noise 0.1, a
-  few active coordinates; ``docs/reproductions/chen2012.md``): FDT 181 evaluations at D = 10,
-  459 at D = 80, 554 at D = 200, 652 at D = 400; GPT 85, 180, 207, 257. Within budgets of
-  100-300 at D >= 100 the default half-budget selection usually ends on its budget, and GP-UCB
-  then runs on what was selected so far (``diagnostics()`` reports the selection and its count).
+  tests have decided. Measured with our quick-scale runs of the paper's Fig. 2 (a GP sample
+  with 2 active coordinates, noise variance 0.1, default options, mean of 2 runs per D;
+  ``docs/reproductions/chen2012.md``): FDT 181 evaluations at D = 10, 350 at D = 20, 446 at
+  D = 40, 459 at D = 80, 554 at D = 200, 652 at D = 400; GPT 85, 137, 177, 180, 207, 257.
+  :meth:`HDS.structure_evaluations` interpolates these linearly in log D (the paper's HDS
+  grows linearly in log D). Within budgets of 100-300 at D >= 100 the default half-budget
+  selection usually ends on its budget, and GP-UCB then runs on what was selected so far
+  (``diagnostics()`` reports the selection and its count).
 * ``optimize=False`` is the paper's variable-selection experiment: :attr:`done` becomes True
   when the selection ends, so runners stop there and the evaluations used are the sample
   complexity.
@@ -57,21 +60,33 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import MAX_COUNT, check_bool, check_int, check_real
+from .._validation import MAX_COUNT, check_bool, check_choice, check_int, check_real
 from ..acquisition import UCB
 from ..acquisition.maximizers import maximize
 from ..gp import GaussianProcess, SquaredExponential
 from ..space import Box
-from ..structure.variable_selection import HDSSelector
+from ..structure.variable_selection import TESTS, HDSSelector
 from ..exceptions import StateError
 from ._state import internal_field, internal_indices, state_mapping
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from .registry import register
 
-__all__ = ["HDS", "SelectThenOptimize", "chen2012_beta"]
+__all__ = ["HDS", "SelectThenOptimize", "chen2012_beta", "SELECTION_EVALUATIONS_MEASURED"]
 
 _DEFAULT_SELECTION_CAP = 2000
+
+#: Evaluations HDS's selection used in our quick-scale runs of Chen et al.'s Fig. 2 (a GP sample
+#: with 2 active coordinates, noise variance 0.1, default options; mean of 2 runs, rounded;
+#: ``docs/reproductions/chen2012.md``): D -> {test: evaluations}. Measurements, not a bound.
+SELECTION_EVALUATIONS_MEASURED: dict[int, dict[str, int]] = {
+    10: {"fdt": 181, "gpt": 85},
+    20: {"fdt": 350, "gpt": 137},
+    40: {"fdt": 446, "gpt": 177},
+    80: {"fdt": 459, "gpt": 180},
+    200: {"fdt": 554, "gpt": 207},
+    400: {"fdt": 652, "gpt": 257},
+}
 
 
 def chen2012_beta(t: float, *, d: int, bandwidth: float, signal_variance: float, delta: float = 0.1) -> float:
@@ -433,6 +448,58 @@ class HDS(SelectThenOptimize):
         self.gpt_offset_variance = gpt_offset_variance
         background = self.rng.uniform(-1.0, 1.0, self.dim)  # x0, drawn before any query
         self.selector_ = self._new_selector(background)
+
+    @classmethod
+    def structure_evaluations(cls, dim: int, **options: Any) -> int | None:
+        """Evaluations HDS's selection needs at dimension ``dim``, from our measurements.
+
+        The counts of :data:`SELECTION_EVALUATIONS_MEASURED` (our runs of Chen et al.'s Fig. 2:
+        2 active coordinates, noise variance 0.1, default options) are interpolated linearly
+        in ``log D`` between the measured dimensions, and extrapolated above D = 400 along the
+        last segment. Below D = 10 the D = 10 count is returned (a smaller tree needs fewer,
+        but the first segment's line reaches zero between D = 3 and D = 5). These are
+        measurements of our runs, not a bound: the count grows with the number of active
+        coordinates and with the noise (FDT at D = 200 used 1554 evaluations at noise variance
+        0.36).
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension D (``>= 1``).
+        **options
+            HDS options; only ``test`` (default ``"fdt"``) changes the count.
+
+        Returns
+        -------
+        int
+            Rounded to an integer: FDT 482 at D = 100 and 611 at D = 300; GPT 187 and 236.
+
+        Raises
+        ------
+        TypeError
+            If ``dim`` is not an int, or an option is not one of HDS's.
+        ValueError
+            If ``dim < 1`` or ``test`` is not ``"fdt"`` or ``"gpt"``.
+
+        Examples
+        --------
+        >>> HDS.structure_evaluations(200), HDS.structure_evaluations(200, test="gpt")
+        (554, 207)
+        """
+        dim = cls._check_structure_options(dim, options)
+        test = check_choice(options.get("test", "fdt"), "test", TESTS)
+        dims = np.log(np.array(sorted(SELECTION_EVALUATIONS_MEASURED), dtype=float))
+        counts = np.array([SELECTION_EVALUATIONS_MEASURED[d][test] for d in sorted(SELECTION_EVALUATIONS_MEASURED)],
+                          dtype=float)
+        x = math.log(dim)
+        if x <= dims[0]:
+            value = counts[0]
+        elif x >= dims[-1]:
+            slope = (counts[-1] - counts[-2]) / (dims[-1] - dims[-2])
+            value = counts[-1] + slope * (x - dims[-1])
+        else:
+            value = float(np.interp(x, dims, counts))
+        return int(math.floor(value + 0.5))
 
     def _new_selector(self, background: NDArray[np.float64]) -> HDSSelector:
         return HDSSelector(

@@ -37,6 +37,14 @@ z-coordinates), shared SE hyperparameters, beta_t and per-group DIRECT budget. W
    one queried and stored, so the GP only ever sees points inside the box (SPEC.md
    P4.A.6-4). ``diagnostics()["out_of_box_fraction"]`` reports how often that happened.
 
+Evaluations its structure learning needs: no separate phase
+(:meth:`~hdbo.methods.base.Method.structure_evaluations` is None); W is learned while the method
+optimizes. With the defaults W^ = I (so the method is Add-GP-UCB) for the first
+``n_init + explore_iters = 35`` proposals; W is learned from those 35 observations for the 36th
+and re-learned from all observations every 25 after that (3 times within a budget of 100, 11
+within 300). Whether the W^ in use departs from I is in ``diagnostics()`` (``alpha``,
+``delta_ratio``, ``w_distance``).
+
 ``pp-gp-ucb`` is the unrestricted variant (delta = infinity): ``alpha = 0`` always, W^ = W
 ("directly applying Gilboa et al.", §5.1). ``delta = 0`` makes ``alpha = 1`` the only
 feasible value on generic W, i.e. Add-GP-UCB (Table 5's "delta = 0 (ADD)"); a fixed

@@ -22,9 +22,10 @@ first Phase-2 query).
 
 Evaluations its structure learning needs: ``n_SI = m_X (m_Phi + 1) n_rep`` before the first
 Phase-2 query; with the defaults below and k = 2 that is 210 at D = 20, 930 at D = 100, 2730 at
-D = 300 and 9030 at D = 1000 (``phase1_evaluations``). Below that budget SI-BO cannot learn its
-subspace (it warns at construction), so the public suite (``experiments/highdim/``, budgets 100
-and 300) reports it as excluded rather than running it to no purpose.
+D = 300 and 9030 at D = 1000 (``phase1_evaluations``; :meth:`SIBO.structure_evaluations` gives
+it without building the method). Below that budget SI-BO cannot learn its subspace (it warns at
+construction), so the public suite (``experiments/highdim/``, budgets 100 and 300) reports it
+as excluded rather than running it to no purpose.
 
 Defaults (SPEC.md P1.A.4-3/4, where the paper gives no values): ``m_X = k + 1``,
 ``m_Phi = ceil(1.5 k (D + m_X))``, ``eps = 0.3``, ``n_rep = 1``, ``eps_bar = 0.1``,
@@ -93,6 +94,13 @@ from .subspace_ucb import SubspaceUCB, _refit_known_noise
 __all__ = ["SIBO"]
 
 Array = NDArray[np.float64]
+
+
+def _design_size(dim: int, k: int, m_X: int | None, m_Phi: int | None) -> tuple[int, int]:
+    """``(m_X, m_Phi)`` of Phase 1, the defaults filled in: ``m_X = k + 1``, ``m_Phi = ceil(1.5 k (D + m_X))``."""
+    n_centres = m_X if m_X is not None else k + 1
+    n_directions = m_Phi if m_Phi is not None else math.ceil(1.5 * k * (dim + n_centres))
+    return n_centres, n_directions
 
 
 @register
@@ -203,8 +211,7 @@ class SIBO(SubspaceUCB):
         self.lam = check_real(lam, "lam", low=0, allow_none=True)
         self.ds_solver = check_choice(ds_solver, "ds_solver", DS_SOLVERS)
         self.max_halvings = check_int(max_halvings, "max_halvings", low=0, high=MAX_COUNT)
-        self.n_centres = self.m_X if self.m_X is not None else k + 1
-        self.n_directions = self.m_Phi if self.m_Phi is not None else math.ceil(1.5 * k * (D + self.n_centres))
+        self.n_centres, self.n_directions = _design_size(D, k, self.m_X, self.m_Phi)
         if k > self.n_centres:
             warnings.warn(f"si-bo: k = {k} > m_X = {self.n_centres}: the gradient matrix has rank <= m_X, so "
                           "the extra directions are random", RuntimeWarning, stacklevel=2)
@@ -218,6 +225,46 @@ class SIBO(SubspaceUCB):
         self._design: tuple[Array, Array, Array] | None = None
         self.subspace_: Array | None = None
         self.estimate_info_: dict[str, Any] = {}
+
+    @classmethod
+    def structure_evaluations(cls, dim: int, **options: Any) -> int | None:
+        """Evaluations of Phase 1 at dimension ``dim``: ``n_SI = m_X (m_Phi + 1) n_rep``.
+
+        The same count as :attr:`phase1_evaluations` of a method built on a D-dimensional
+        box with these options (computed without building it): the subspace is estimated
+        only once all of them are told, and no Phase-2 query comes before.
+
+        Parameters
+        ----------
+        dim : int
+            Input dimension D (``>= 1``).
+        **options
+            SI-BO options; ``k`` (default 2), ``m_X``, ``m_Phi`` and ``n_rep`` change the count.
+
+        Returns
+        -------
+        int
+            With the defaults: 930 at D = 100, 2730 at D = 300.
+
+        Raises
+        ------
+        TypeError
+            If ``dim`` or one of those options is not an int, or an option is not one of SI-BO's.
+        ValueError
+            If ``dim`` or one of those options is below 1.
+
+        Examples
+        --------
+        >>> SIBO.structure_evaluations(300), SIBO.structure_evaluations(300, k=1)
+        (2730, 908)
+        """
+        dim = cls._check_structure_options(dim, options)
+        k = check_int(options.get("k", 2), "k", low=1, high=dim)
+        m_X = check_int(options.get("m_X"), "m_X", low=1, allow_none=True, high=MAX_COUNT)
+        m_Phi = check_int(options.get("m_Phi"), "m_Phi", low=1, allow_none=True, high=MAX_COUNT)
+        n_rep = check_int(options.get("n_rep", 1), "n_rep", low=1, high=MAX_COUNT)
+        n_centres, n_directions = _design_size(dim, k, m_X, m_Phi)
+        return n_centres * (n_directions + 1) * n_rep
 
     def _refit(self, X: Array, y: Array) -> GaussianProcess:
         if self.fit_phase1:

@@ -6,13 +6,18 @@ subspace of the method's canonical coordinates. SI-BO (:mod:`hdbo.methods.si_bo`
 the baselines here fix it:
 
 * ``random-subspace-ucb`` (RandomS-UCB): Q from the QR factorization of a Gaussian D x k
-  matrix (SPEC.md P1.B).
+  matrix (SPEC.md P1.B), drawn once at construction and never learned or changed.
 * ``exact-subspace-ucb`` (Exact-UCB, an oracle): Q spans the true subspace read from the
   problem's ``structure["subspace"]`` (``f(x) = g(A x)``, A of shape (k, D) in user units;
   ``structure["A"]`` is accepted as an alias).
 * ``highdim-random-ucb`` (RandomH-UCB, :class:`HighDimRandomUCB`): GP-UCB on the full
   D-dimensional domain; each step the best UCB among ``n_candidates = 1000`` fresh random
   points (Section 5 of the paper).
+
+Neither baseline learns a structure, so
+:meth:`~hdbo.methods.base.Method.structure_evaluations` is None for both: RandomS-UCB searches
+only its random subspace, RandomH-UCB a GP with one isotropic length-scale on all D
+coordinates.
 
 Coordinates and domain (SPEC.md P1.A.4-7). The paper works on a ball ``B^d(1 + eps_bar)``;
 hdbo's users give a box. The canonical coordinates are the symmetric cube ``u in [-1, 1]^D``
@@ -493,6 +498,12 @@ class RandomSubspaceUCB(SubspaceUCB):
     The subspace is ``Q = R^T`` from the QR factorization ``G = R S`` of a Gaussian D x k
     matrix G drawn from the seed at construction (SPEC.md P1.B). Options as in
     :class:`SubspaceUCB`.
+
+    It learns no structure (:meth:`~hdbo.methods.base.Method.structure_evaluations` is None):
+    Q is drawn once and never changed, and every query, the initial ones included, is
+    ``clip(Q^T z)``, a point of the k-dimensional plane through the box's centre spanned by
+    Q (canonical coordinates), so it can beat random search only when that plane happens to
+    pass near good points.
 
     Attributes
     ----------

@@ -365,8 +365,59 @@ def test_structured_methods_are_set_against_random_search_on_their_problems(tmp_
                                               ("dropout-ucb", "DropoutUCB"): -2.0})
     md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
     assert "2 of 3 better than random search" not in md  # a tie is not better
-    assert "1 of 3 better than random search" in md
-    assert "| additive | Add-GP-UCB | Styblinski-Tang D=100 | 4 | 10 | 20 | better |" in md
-    assert "| variable selection | HDS | Hartmann-6 hidden D=300 | 4 | -1 | -2 | **worse** |" in md
-    assert "| variable selection | DropoutUCB | Hartmann-6 hidden D=300 | 4 | -2 | -2 | tie |" in md
+    assert "1 of 3 better than random search; 1 of 3 cannot learn their structure" in md
+    assert ("| structure | method | problem | budget | structure learning needs | median best "
+            "| random search: median | against random |") in md
+    assert "| additive | Add-GP-UCB | Styblinski-Tang D=100 | 4 | no separate phase | 10 | 20 | better |" in md
+    assert ("| variable selection | DropoutUCB | Hartmann-6 hidden D=300 | 4 | no separate phase | -2 | -2 "
+            "| tie |") in md
     assert "| HDS | Styblinski-Tang" not in md  # HDS is judged on the hidden problem only
+    # HDS's selection needs hundreds of evaluations at D = 300: no better/worse at this budget.
+    assert ("| variable selection | HDS | Hartmann-6 hidden D=300 | 4 "
+            "| 611 evaluations at D = 300: more than the budget | -1 | -2 | cannot learn within the budget |") in md
+    # cws (same structure) has no run: named with what it would need.
+    assert "`cws` (its structure learning needs 600 evaluations at D = 300)" in md
+
+
+def test_structure_verdict_needs_the_count_below_the_budget(tmp_path):
+    """HDS at budget 100 on D = 300 cannot learn (611 > 100); CWS's one round of 2 D is compared only
+    when it leaves evaluations over; without D in the label the need is unknown and the verdict stays."""
+    runs = _runs("Hartmann-6 hidden D=300", {("hds", "HDS"): -3.0, ("random", "Random"): -2.0}, budget=100)
+    runs += _runs("Hartmann-6 hidden D=2", {("cws", "CWS"): -3.0, ("random", "Random"): -2.0}, budget=5)
+    runs += _runs("Hartmann-6 hidden D=3", {("cws", "CWS"): -3.0, ("random", "Random"): -2.0}, budget=6)
+    runs += _runs("Hartmann-6 hidden", {("hds", "HDS"): -3.0, ("random", "Random"): -2.0})
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    rows = {(r["method"], r["problem"]): r for r in _structure_rows(md)}
+    hds = rows["HDS", "Hartmann-6 hidden D=300"]
+    assert hds["against random"] == "cannot learn within the budget"  # although its median is the better one
+    assert hds["structure learning needs"] == "611 evaluations at D = 300: more than the budget"
+    assert (hds["median best"], hds["random search: median"]) == ("-3", "-2")  # medians still shown
+    within = rows["CWS", "Hartmann-6 hidden D=2"]
+    assert within["structure learning needs"] == "4 evaluations at D = 2: within the budget"
+    assert within["against random"] == "better"
+    whole = rows["CWS", "Hartmann-6 hidden D=3"]
+    assert whole["structure learning needs"] == "6 evaluations at D = 3: the whole budget"
+    assert whole["against random"] == "cannot learn within the budget"
+    unknown = rows["HDS", "Hartmann-6 hidden"]
+    assert unknown["structure learning needs"] == "unknown (no D in the problem label)"
+    assert unknown["against random"] == "better"
+    assert "2 of 4 better than random search; 2 of 4 cannot learn their structure" in md
+
+
+def test_structure_rows_of_unregistered_methods_have_no_annotation(tmp_path, monkeypatch):
+    from hdbo.experiments import suite_report
+
+    monkeypatch.setattr(suite_report, "STRUCTURE_CELLS",
+                        (("variable selection", "Hartmann-6 hidden", ("my-selector", "hds")),))
+    runs = _runs("Hartmann-6 hidden D=300", {("my-selector", "Mine"): -3.0, ("random", "Random"): -2.0})
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    (row,) = _structure_rows(md)
+    assert (row["method"], row["structure learning needs"], row["against random"]) == ("Mine", "—", "better")
+    assert "`hds` (its structure learning needs 611 evaluations at D = 300)" in md  # not run here
+
+
+def _structure_rows(md: str) -> list[dict[str, str]]:
+    """The rows of the structured-methods table."""
+    lines = md.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| structure | method |"))
+    return _table("\n".join(lines[head - 1:]), lines[head - 1])
