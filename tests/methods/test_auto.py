@@ -96,7 +96,7 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
     """strategy="bandit": each model-based proposal's outcome (improved the best or not) is
     recorded under the search that made it; the counts drive the choice and survive a resume."""
     m = make_method("auto", [(0.0, 1.0)] * 5, seed=0, n_init=3, acq_budget=200, strategy="bandit",
-                    bandit_window=4)
+                    bandit_window=4, bandit_arms=["global", "trust-region"])
     for x in np.random.default_rng(1).random((3, 5)):
         m.tell(x, -_sphere(x))
     assert m._outcomes == [] and m.diagnostics()["choice"] == "initial-design"
@@ -108,7 +108,8 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
     assert diag["choice"] in ("global", "trust-region") and sum(diag["proposals"].values()) == 8
     counts = m._arm_counts()  # the window holds the last 4 outcomes only
     assert sum(sum(c) for c in counts.values()) == 4
-    assert f"improved the best value {counts['global'][0]} of {sum(counts['global'])}" in diag["reason"]
+    assert set(counts) == {"global", "trust-region"}
+    assert f"global {counts['global'][0]} of {sum(counts['global'])}" in diag["reason"]
     # an arm that never improved against one that always did: the latter is drawn nearly always
     m._outcomes = [[0, 0], [0, 0], [1, 1], [1, 1]]
     picks = [m._choose_arm() for _ in range(200)]
@@ -129,7 +130,31 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
         Method.from_state(bad)
 
 
+def test_uniform_arm_draws_without_the_model_and_wins_when_it_improves(monkeypatch):
+    """The bandit's optional third arm, a uniform draw: it never runs the acquisition search,
+    is recorded like the others, and is drawn mostly when it alone has been improving."""
+    assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region")
+    m = make_method("auto", [(-2.0, 3.0)] * 4, seed=3, n_init=3, acq_budget=100,
+                    bandit_arms=("global", "trust-region", "uniform"))
+    for x in np.random.default_rng(1).uniform(-2.0, 3.0, (3, 4)):
+        m.tell(x, -_sphere(x))
+    m._outcomes = [[0, 0]] * 6 + [[1, 0]] * 6 + [[2, 1]] * 6
+    picks = [m._choose_arm() for _ in range(300)]
+    assert np.mean(np.equal(picks, 2)) > 0.9
+    monkeypatch.setattr(m, "_choose_arm", lambda: 2)
+    monkeypatch.setattr(m, "_maximize", lambda *a, **k: pytest.fail("the uniform arm must not search the model"))
+    x = m.ask()
+    assert x.shape == (4,) and np.all((x >= -2.0) & (x <= 3.0))
+    diag = m.diagnostics()
+    assert diag["choice"] == "uniform" and diag["proposals"]["uniform"] == 7
+    assert "uniform 6 of 6" in diag["reason"]
+    m.tell(x, 10.0)  # better than every value so far: an improvement of the uniform arm
+    assert m._outcomes[-1] == [2, 1]
+
+
 @pytest.mark.parametrize("option, value, error", [
+    ("bandit_arms", ["global"], ValueError), ("bandit_arms", ["global", "global"], ValueError),
+    ("bandit_arms", ["global", "lucky"], ValueError), ("bandit_arms", "global", TypeError),
     ("strategy", "turbo", ValueError), ("incumbent", "best", ValueError),
     ("bandit_window", 0, ValueError), ("bandit_window", 2.5, TypeError), ("xi", -1.0, ValueError),
 ])
@@ -148,7 +173,8 @@ def test_observed_incumbent_is_the_best_value():
         seen.append(best)
         orig(self, model, best, **kw)
 
-    m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, n_init=4, acq_budget=100, incumbent="observed")
+    m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, n_init=4, acq_budget=100, incumbent="observed",
+                    strategy="global")
     for x in np.random.default_rng(2).random((4, 3)):
         m.tell(x, -_sphere(x))
     LogEI.__init__ = spy
