@@ -272,8 +272,9 @@ class Auto(GPMethod):
             return f"strategy={self.strategy!r}: {base}, searched over {where}"
         c = self._arm_counts()
         parts = ", ".join(f"{a} {c[a][0]} of {sum(c[a])}" for a in self.bandit_arms)
+        note = " (the uniform arm draws without the model)" if "uniform" in self.bandit_arms else ""
         return (f"Thompson sampling over the last {self.bandit_window} proposals; times each search improved "
-                f"the best value: {parts}; {base} (the uniform arm draws without the model)")
+                f"the best value: {parts}; {base}{note}")
 
     def diagnostics(self) -> dict[str, Any]:
         """The strategy chosen and why, plus the GP's hyperparameters once fitted.
