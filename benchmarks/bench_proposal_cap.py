@@ -16,7 +16,8 @@ which the largest occurred.
 
 Runs are slow for some methods at budget 300 (many minutes), so the script works in parts:
 each finished run appends one row to ``--csv``; a method with a row for the same problem,
-dimension, budget and seed is skipped unless ``--force`` is given; ``--methods`` picks a subset.
+dimension, budget and seed is skipped unless ``--force`` is given (the new row then replaces it, at
+the end of the CSV); ``--methods`` picks a subset.
 ``--time-limit`` stops a run after that many seconds of wall time (the row then has fewer
 evaluations than the budget; its maximum still counts). At the end the whole CSV is printed as
 a Markdown table, flagging proposals over ``--cap`` seconds. Runs happen one at a time, in this
@@ -60,6 +61,16 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return []
     with path.open(newline="") as fh:
         return list(csv.DictReader(fh))
+
+
+def drop_row(path: Path, method: str, key: tuple[str, str, str, str]) -> None:
+    """Remove the method's rows for this problem, dimension, budget and seed (a --force rerun replaces them)."""
+    rows = [r for r in read_rows(path)
+            if not (r["method"] == method and (r["problem"], r["dim"], r["budget"], r["seed"]) == key)]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def append_row(path: Path, row: dict[str, object]) -> None:
@@ -130,6 +141,8 @@ def main() -> None:
                 print(f"{m}: already in {args.csv.name}, skipped")
                 continue
             row = run_one(m, args.problem, args.dim, args.budget, args.seed, args.time_limit)
+            if m in done:
+                drop_row(args.csv, m, key)
             append_row(args.csv, row)
             print(f"{m}: median {row['median_s']} s, max {row['max_s']} s at evaluation {row['max_at']} "
                   f"({row['evaluations']} evaluations, {row['run_s']} s)", flush=True)

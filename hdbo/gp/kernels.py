@@ -40,6 +40,13 @@ __all__ = [
 
 Array = NDArray[np.float64]
 
+# Additive kernels evaluate equal-size groups together, as stacks of per-group (n, m) matrices
+# of at most this many bytes each (larger sets of groups go in several chunks).
+_BATCH_BYTES = 2**19
+# Additive._value_and_grad_fn keeps every group's profile derivative between the value and the
+# gradients when they take at most this many bytes (otherwise it recomputes them).
+_KEEP_BYTES = 2**28
+
 
 def _as_2d(X: ArrayLike, name: str = "X") -> Array:
     X = np.asarray(X, dtype=float)
@@ -189,6 +196,32 @@ class Kernel(ABC):
                 A[i, j] = 1.0
                 out[i, j] = out[j, i] = self.gradient_contract(X, A)
         return out
+
+    def _value_and_grad_fn(
+        self, X: Array
+    ) -> tuple[Array, Callable[[Array], Array], Callable[[Array], Array]]:
+        """``K(X, X)`` and its two contracted gradients, sharing the work they have in common.
+
+        For objectives that factorize ``K`` and then need gradients with a weight matrix A
+        that depends on the factor (the marginal likelihood and the projection learning):
+        kernels that can override this to compute distances and profiles once. The default
+        calls :meth:`__call__`, :meth:`gradient_contract` and :meth:`grad_x`.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, d)
+            Points (float, 2-D; not checked).
+
+        Returns
+        -------
+        K : ndarray of shape (n, n)
+            ``self(X)`` (to round-off); the caller may modify it.
+        theta_grad : callable
+            ``A -> self.gradient_contract(X, A)``, shape (p,).
+        input_grad : callable
+            ``A -> self.grad_x(X, X, A)``, shape (n, d).
+        """
+        return (self(X), lambda A: self.gradient_contract(X, A), lambda A: self.grad_x(X, X, A))
 
     def clone(self) -> "Kernel":
         """An independent deep copy (hyperparameters, bounds and any groups or projection).
@@ -608,6 +641,47 @@ class Additive(Kernel):
     def _pairs(self):
         return ((g, self.group_kernel(j)) for j, g in enumerate(self.groups))
 
+    # -- batched evaluation: with shared isotropic hyperparameters every group has the same
+    # scale, bandwidth and profile, so groups of equal size are evaluated as one stack of
+    # (n, m) matrices instead of one small kernel call per group (same values to round-off).
+    def _batched(self) -> bool:
+        base = self._kernels[0]
+        return (self.shared and isinstance(base, Stationary) and not base.ard and base.dim is None
+                and not base._exact_distances)
+
+    def _chunks(self, rows: int, cols: int) -> list[NDArray[np.intp]]:
+        """Group index arrays of shape (m, size): equal-size groups stacked, in chunks of at
+        most ``_BATCH_BYTES`` of (rows, cols) matrices."""
+        by_size: dict[int, list[NDArray[np.intp]]] = {}
+        for g in self.groups:
+            by_size.setdefault(g.size, []).append(g)
+        per = max(1, _BATCH_BYTES // (8 * max(1, rows * cols)))
+        return [np.stack(gs[i : i + per]) for gs in by_size.values() for i in range(0, len(gs), per)]
+
+    @staticmethod
+    def _stack(Xs: Array, idx: NDArray[np.intp]) -> Array:
+        """The groups' columns of Xs (n, D) stacked: shape (m, n, size), C-contiguous."""
+        return np.ascontiguousarray(Xs[:, idx].transpose(1, 0, 2))
+
+    @staticmethod
+    def _stack_sqdist(A: Array, B: Array | None) -> Array:
+        """Per-group squared distances between stacked inputs A (m, n, size) and B (m, k, size),
+        shape (m, n, k), like :meth:`Stationary._sqdist` (B None: A itself, diagonal exactly 0)."""
+        a2 = (A * A).sum(2)
+        b2 = a2 if B is None else (B * B).sum(2)
+        d2 = a2[:, :, None] + b2[:, None, :] - 2.0 * np.matmul(A, (A if B is None else B).transpose(0, 2, 1))
+        if B is None:
+            r = np.arange(d2.shape[1])
+            d2[:, r, r] = 0.0
+        return np.maximum(d2, 0.0, out=d2)
+
+    def _stack_grad_x(self, Aq: Array, A: Array, idx: NDArray[np.intp], C: Array, out: Array) -> None:
+        """Write ``grad_x`` of the groups ``idx`` into the columns of ``out`` (nq, D), from the
+        stacked scaled inputs Aq (m, nq, size) and A (m, n, size) and the weighted profile
+        derivatives ``C = W * (s * drho)`` of shape (m, nq, n)."""
+        G = Aq * C.sum(2)[:, :, None] - np.matmul(C, A)
+        out[:, idx] = (2.0 * G / self._kernels[0].lengthscale).transpose(1, 0, 2)
+
     @property
     def theta(self) -> Array:
         """The base kernel's :attr:`~Stationary.theta` if shared, else every group's in group order."""
@@ -650,8 +724,18 @@ class Additive(Kernel):
         K : ndarray of shape (n, m)
         """
         X = _as_2d(X)
-        Y = X if Y is None else _as_2d(Y, "Y")
-        return sum(k(X[:, g], Y[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
+        if not self._batched():
+            Y = X if Y is None else _as_2d(Y, "Y")
+            return sum(k(X[:, g], Y[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
+        base = self._kernels[0]
+        Xs = X / base.lengthscale
+        Ys = None if Y is None else _as_2d(Y, "Y") / base.lengthscale
+        K = np.zeros((X.shape[0], X.shape[0] if Ys is None else Ys.shape[0]))
+        for idx in self._chunks(*K.shape):
+            B = None if Ys is None else self._stack(Ys, idx)
+            rho, _ = base._profile(self._stack_sqdist(self._stack(Xs, idx), B))
+            K += rho.sum(0)
+        return base.variance * K
 
     def group_call(self, j: int, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
         """Group j's own kernel matrix ``k_j(X[:, g_j], Y[:, g_j])``.
@@ -705,6 +789,8 @@ class Additive(Kernel):
             Ordered like :attr:`theta`.
         """
         X = _as_2d(X)
+        if self._batched():
+            return self._value_and_grad_fn(X, keep=False)[1](np.asarray(A, dtype=float))
         parts = [k.gradient_contract(X[:, g], A) for g, k in self._pairs()]
         return np.sum(parts, axis=0) if self.shared else np.concatenate(parts)
 
@@ -724,9 +810,64 @@ class Additive(Kernel):
         """
         Xq, X = _as_2d(Xq, "Xq"), _as_2d(X)
         out = np.zeros_like(Xq)
-        for g, k in self._pairs():
-            out[:, g] = k.grad_x(Xq[:, g], X[:, g], W)
+        if not self._batched():
+            for g, k in self._pairs():
+                out[:, g] = k.grad_x(Xq[:, g], X[:, g], W)
+            return out
+        base = self._kernels[0]
+        W = np.asarray(W, dtype=float)
+        Xqs, Xs = Xq / base.lengthscale, X / base.lengthscale
+        s = base.variance
+        for idx in self._chunks(Xq.shape[0], X.shape[0]):
+            Aq, A = self._stack(Xqs, idx), self._stack(Xs, idx)
+            _, drho = base._profile(self._stack_sqdist(Aq, A))
+            self._stack_grad_x(Aq, A, idx, W * (s * drho), out)
         return out
+
+    def _value_and_grad_fn(
+        self, X: Array, *, keep: bool = True
+    ) -> tuple[Array, Callable[[Array], Array], Callable[[Array], Array]]:
+        """``K(X, X)`` and its contracted gradients (see :meth:`Kernel._value_and_grad_fn`).
+
+        Batched over groups, each group's distances and profile computed once for all three;
+        its profile derivatives are kept for ``input_grad`` when ``keep`` and they take at
+        most ``_KEEP_BYTES``.
+        """
+        if not self._batched():
+            return super()._value_and_grad_fn(X)
+        base = self._kernels[0]
+        s = base.variance
+        Xs = X / base.lengthscale
+        n = X.shape[0]
+        keep = keep and 8 * n * n * len(self.groups) <= _KEEP_BYTES
+        P, Q = np.zeros((n, n)), np.zeros((n, n))  # sum_j rho_j and sum_j drho_j r2_j
+        kept: list[tuple[NDArray[np.intp], Array, Array]] = []
+        chunks = self._chunks(n, n)
+        for idx in chunks:
+            A = self._stack(Xs, idx)
+            r2 = self._stack_sqdist(A, None)
+            rho, drho = base._profile(r2)
+            P += rho.sum(0)
+            Q += (drho * r2).sum(0)
+            if keep:
+                kept.append((idx, A, drho))
+
+        def theta_grad(A: Array) -> Array:
+            # d K / d log s = K; d r2 / d log l = -2 r2 (see Stationary.gradient_contract)
+            return np.array([s * np.sum(A * P), -2.0 * s * np.sum(A * Q)])
+
+        def input_grad(A: Array) -> Array:
+            out = np.zeros_like(X)
+            for idx, Xg, drho in kept if keep else _recomputed():
+                self._stack_grad_x(Xg, Xg, idx, A * (s * drho), out)
+            return out
+
+        def _recomputed():
+            for idx in chunks:
+                Xg = self._stack(Xs, idx)
+                yield idx, Xg, base._profile(self._stack_sqdist(Xg, None))[1]
+
+        return s * P, theta_grad, input_grad
 
     def __repr__(self) -> str:
         return f"Additive(groups={[g.tolist() for g in self.groups]}, shared={self.shared}, base={self._kernels[0]!r})"

@@ -250,9 +250,13 @@ class GaussianProcess:
     def _set_transform(self, y: Array) -> None:
         self.y_shift_, self.y_scale_ = self.output_transform(y)
 
-    def _factor(self, X: Array, *, start: float = 0.0, strict: bool = False) -> tuple[Array, float] | None:
-        """Cholesky of K + noise I, escalating jitter; None (strict) or NumericalError on failure."""
-        K = self.kernel(X)
+    def _factor(self, X: Array, *, start: float = 0.0, strict: bool = False,
+                K: Array | None = None) -> tuple[Array, float] | None:
+        """Cholesky of K + noise I, escalating jitter; None (strict) or NumericalError on failure.
+
+        ``K`` is ``self.kernel(X)`` if the caller has it (it is modified).
+        """
+        K = self.kernel(X) if K is None else K
         K[np.diag_indices_from(K)] += self.noise_variance
         scale = float(np.mean(np.diag(K))) if K.size else 1.0
         for rel in _JITTERS:
@@ -689,7 +693,12 @@ class GaussianProcess:
         if theta is not None:
             self.theta = theta
         try:
-            fac = self._factor(self.X_, strict=True)  # type: ignore[arg-type]
+            theta_grad = None
+            if eval_gradient:  # the kernel matrix and its gradient share distances and profiles
+                K, theta_grad, _ = self.kernel._value_and_grad_fn(self.X_)  # type: ignore[arg-type]
+                fac = self._factor(self.X_, strict=True, K=K)  # type: ignore[arg-type]
+            else:
+                fac = self._factor(self.X_, strict=True)  # type: ignore[arg-type]
             if fac is None:
                 return (-np.inf, np.zeros(saved.size)) if eval_gradient else -np.inf
             L, jitter = fac
@@ -703,7 +712,7 @@ class GaussianProcess:
             Kinv = cho_solve((L, True), np.eye(z.size))
             A = np.outer(alpha, alpha) - Kinv
             grad = np.empty(saved.size)
-            grad[:-1] = 0.5 * self.kernel.gradient_contract(self.X_, A)
+            grad[:-1] = 0.5 * theta_grad(A)  # type: ignore[misc]  # kernel.gradient_contract(X_, A)
             grad[-1] = 0.5 * self.noise_variance * float(np.trace(A))
             return lml, grad
         finally:

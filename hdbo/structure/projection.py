@@ -224,7 +224,10 @@ def projected_log_marginal_likelihood(
     X = np.asarray(X, dtype=float)
     z = np.asarray(z, dtype=float).reshape(-1)
     Z = X @ W
-    K = kernel(Z)
+    if eval_gradient:  # distances and profiles computed once for the value and both gradients
+        K, theta_grad, input_grad = kernel._value_and_grad_fn(Z)
+    else:
+        K = kernel(Z)
     K[np.diag_indices_from(K)] += noise_variance
     L = _factor(K)
     if L is None:
@@ -234,8 +237,8 @@ def projected_log_marginal_likelihood(
     if not eval_gradient:
         return lml
     A = np.outer(a, a) - cho_solve((L, True), np.eye(z.size))
-    G = kernel.grad_x(Z, Z, A)  # d lml / dZ, shape (n, q)
-    return lml, X.T @ G, 0.5 * kernel.gradient_contract(Z, A)
+    G = input_grad(A)  # kernel.grad_x(Z, Z, A) = d lml / dZ, shape (n, q)
+    return lml, X.T @ G, 0.5 * theta_grad(A)  # kernel.gradient_contract(Z, A)
 
 
 @dataclass

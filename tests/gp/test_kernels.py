@@ -107,6 +107,52 @@ def test_additive_group_kernels_sum_to_total(rng):
     assert k.theta.size == 2  # shared scale and bandwidth
 
 
+@pytest.mark.parametrize("base", [SquaredExponential(lengthscale=0.7, variance=1.3), Matern(nu=1.5, lengthscale=0.4),
+                                  Matern(nu=2.5, lengthscale=0.6, variance=2.0)], ids=["se", "m32", "m52"])
+@pytest.mark.parametrize("batch_bytes", [None, 1], ids=["one-chunk", "group-by-group"])
+def test_additive_batched_equals_group_loop(base, batch_bytes, rng, monkeypatch):
+    # Shared isotropic additive kernels evaluate equal-size groups as stacks (in chunks of
+    # _BATCH_BYTES); values and gradients must equal the per-group loop, groups of mixed sizes,
+    # in any order, some coordinates in no group.
+    from hdbo.gp import kernels
+
+    if batch_bytes is not None:
+        monkeypatch.setattr(kernels, "_BATCH_BYTES", batch_bytes)
+    groups = [[0, 5, 2], [1], [3, 4, 6], [7, 9], [8, 11, 10]]
+    k = Additive(base, groups)
+    X, Y = rng.random((12, 13)), rng.random((5, 13))
+    A, W = rng.standard_normal((12, 12)), rng.standard_normal((5, 12))
+    loop_gx, loop_gxx = np.zeros_like(Y), np.zeros_like(X)
+    for g in groups:
+        loop_gx[:, g] = base.grad_x(Y[:, g], X[:, g], W)
+        loop_gxx[:, g] = base.grad_x(X[:, g], X[:, g], A)
+    loop_K = sum(base(X[:, g]) for g in groups)
+    loop_gc = sum(base.gradient_contract(X[:, g], A) for g in groups)
+    K = k(X)
+    assert_allclose(K, loop_K, rtol=1e-13, atol=1e-14)
+    assert np.array_equal(K, K.T)
+    assert_allclose(np.diag(K), k.diag(X), rtol=1e-15)
+    assert_allclose(k(Y, X), sum(base(Y[:, g], X[:, g]) for g in groups), rtol=1e-13, atol=1e-14)
+    assert_allclose(k.gradient_contract(X, A), loop_gc, rtol=1e-12, atol=1e-12)
+    assert_allclose(k.grad_x(Y, X, W), loop_gx, rtol=1e-12, atol=1e-12)
+    assert np.all(k.grad_x(Y, X, W)[:, 12] == 0.0)  # coordinate 12 is in no group
+    for keep in (True, False):  # the fused path, with the profile derivatives kept or recomputed
+        Kf, theta_grad, input_grad = k._value_and_grad_fn(X, keep=keep)
+        assert_allclose(Kf, loop_K, rtol=1e-13, atol=1e-14)
+        assert_allclose(theta_grad(A), loop_gc, rtol=1e-12, atol=1e-12)
+        assert_allclose(input_grad(A), loop_gxx, rtol=1e-12, atol=1e-12)
+
+
+def test_value_and_grad_fn_default_matches_methods(rng):
+    # Kernels without a fused path (here one of separate groups, looped) use the three methods.
+    k = _kernels()["additive-separate"]
+    X, A = rng.random((7, D)), rng.standard_normal((7, 7))
+    K, theta_grad, input_grad = k._value_and_grad_fn(X)
+    assert_allclose(K, k(X))
+    assert_allclose(theta_grad(A), k.gradient_contract(X, A))
+    assert_allclose(input_grad(A), k.grad_x(X, X, A))
+
+
 def test_fix_and_errors():
     k = SquaredExponential(3, ard=True).fix(lengthscale=1e-5)
     assert np.all(k.bounds[1:, 0] == k.bounds[1:, 1])
