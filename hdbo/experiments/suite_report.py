@@ -234,8 +234,7 @@ def _deduplicated(runs: list[SummaryRun]) -> list[SummaryRun]:
 
 
 def _cells(runs: list[SummaryRun]) -> list[_Cell]:
-    """Group runs into cells, ordered by budget, then first experiment, then problem label."""
-    runs = _deduplicated(runs)  # a no-op on the runs write_suite_report passes
+    """Group runs (one copy each: :func:`_deduplicated`) into cells, ordered by budget, first experiment, problem label."""
     grouped: dict[tuple[int, str], list[SummaryRun]] = {}
     for r in runs:
         grouped.setdefault((r.budget, r.problem_label), []).append(r)
