@@ -234,7 +234,10 @@ def _deduplicated(runs: list[SummaryRun]) -> list[SummaryRun]:
 
 
 def _cells(runs: list[SummaryRun]) -> list[_Cell]:
-    """Group runs (one copy each: :func:`_deduplicated`) into cells, ordered by budget, first experiment, problem label."""
+    """Group runs into cells, ordered by budget, then first experiment, then problem label.
+
+    The runs are one copy each (:func:`_deduplicated`, which :func:`write_suite_report` applies).
+    """
     grouped: dict[tuple[int, str], list[SummaryRun]] = {}
     for r in runs:
         grouped.setdefault((r.budget, r.problem_label), []).append(r)
