@@ -385,7 +385,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .experiments.report import write_report
+    from .experiments.report import SpecScope, write_report
     from .experiments.runner import run_many
     from .experiments.spec import SpecError, find_specs, load_spec, validate_names
 
@@ -408,6 +408,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise UsageError(f"several specs of {args.name!r} use the experiment name {sorted(dup)[0]!r}")
+    scopes = [SpecScope.from_spec(s) for s in specs]  # the whole set: the report says what it holds of it
     if args.only:
         keep = [
             (p, s) for p, s in zip(paths, specs)
@@ -465,7 +466,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             store,
             report_path,
             run_ids=run_ids,
-            title=f"Reproduction: {args.name} ({scale} scale)",
+            title=f"Reproduction: {args.name}",
+            scopes=scopes,
+            scale=scale,
             descriptions={s.name: s.description for s in specs},
             references={s.name: s.references for s in specs},
             claims={s.name: s.claims for s in specs},

@@ -11,13 +11,16 @@ Failed evaluations have no ``f``: they count against the budget (the curves are 
 evaluation number ``t``) but are left out of the minimum, the maximum and the average
 (``R_t / t`` averages over the successful evaluations among the first ``t``). A group
 reports, over its runs, the mean and the standard error ``std(ddof=1) / sqrt(n)`` of the
-final values, and the median over all its evaluations of the seconds spent in ``ask`` plus
-the objective.
+final values, and the median and the mean over all its evaluations of the seconds spent in
+``ask`` plus the objective (both: a few slow refits can make the mean many times the median).
 
 Claims of a spec (:class:`~hdbo.experiments.spec.Claim`) are checked by
 :func:`check_claims` on the same group means, separately at each budget ``T`` present in the
-experiment: held / not held / no data, and for each comparison whether the difference of the
-means exceeds two standard errors of the difference ``sqrt(se_a^2 + se_b^2)``.
+experiment: held (significantly, or in direction only) / not held / not testable (a compared
+method has fewer than :data:`MIN_RUNS` finished runs) / no data, and for each comparison
+whether the difference of the means exceeds two standard errors of the difference
+``sqrt(se_a^2 + se_b^2)`` (or, for claims that name it, whether Welch's t-test rejects equal
+means at 5%).
 
 Plots need matplotlib (``pip install hdbo[plots]``); it is imported only when plotting and
 used through its object API with the Agg canvas, so no global backend is changed. Without
@@ -36,11 +39,13 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .spec import DIAG_PREFIX, Claim, ReferenceValue
+from .spec import DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue
 from .store import EvaluationArrays, RunRecord, RunStore, hdbo_version
 
 __all__ = [
+    "MIN_RUNS",
     "GroupSummary",
+    "SpecScope",
     "run_curves",
     "aggregate",
     "mean_se",
@@ -48,6 +53,8 @@ __all__ = [
     "Comparison",
     "ClaimCheck",
     "check_claims",
+    "claims_summary",
+    "scope_lines",
     "render_markdown",
     "write_report",
 ]
@@ -127,6 +134,37 @@ def format_mean_se(mean: float, se: float) -> str:
     if not math.isfinite(se):
         return f"{mean:.4g}"
     return f"{mean:.4g} ± {se:.2g}"
+#: Fewest finished runs per compared method for a claim to be checked ("not testable" below).
+MIN_RUNS = 3
+
+
+@dataclass(frozen=True)
+class SpecScope:
+    """What one spec of a reproduction asks for at a scale, to state what a report holds.
+
+    Attributes
+    ----------
+    experiment : str
+        The spec's experiment name.
+    problems, methods : tuple of str
+        Its problem and method labels, in spec order.
+    seeds : tuple of int
+        Its run seeds at the scale.
+    budget : int
+        Its budget ``T`` at the scale.
+    """
+
+    experiment: str
+    problems: tuple[str, ...]
+    methods: tuple[str, ...]
+    seeds: tuple[int, ...]
+    budget: int
+
+    @classmethod
+    def from_spec(cls, spec: ExperimentSpec) -> "SpecScope":
+        """The scope of a spec already set to its scale (:meth:`ExperimentSpec.at_scale`)."""
+        return cls(spec.name, tuple(p.label for p in spec.problems), tuple(m.label for m in spec.methods),
+                   tuple(int(s) for s in spec.seeds), int(spec.budget))
 
 
 @dataclass
@@ -139,11 +177,15 @@ class GroupSummary:
     budget : int
     n_runs : int
     run_ids : list of int
+    seeds : list of int
+        The run seeds, in the order of ``run_ids``.
     simple_regret, avg_regret, best_f : (float, float)
         Mean and standard error over runs of the final ``S_T``, ``R_T / T`` and best ``f``
         (NaN when unknown, e.g. a problem without a known optimum).
     sec_per_eval : float
         Median over all evaluations of ask + objective seconds.
+    sec_per_eval_mean : float
+        Mean over all evaluations of ask + objective seconds.
     wall_seconds : float
         Mean over runs of the total wall seconds of a run.
     n_failed_evals : int
@@ -162,12 +204,14 @@ class GroupSummary:
     budget: int
     n_runs: int = 0
     run_ids: list[int] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
     simple_regret: tuple[float, float] = (math.nan, math.nan)
     avg_regret: tuple[float, float] = (math.nan, math.nan)
     best_f: tuple[float, float] = (math.nan, math.nan)
     log10_simple_regret: tuple[float, float] = (math.nan, math.nan)
     diagnostics: dict[str, tuple[float, float]] = field(default_factory=dict)
     sec_per_eval: float = math.nan
+    sec_per_eval_mean: float = math.nan
     wall_seconds: float = math.nan
     n_failed_evals: int = 0
     evaluations_used: list[int] = field(default_factory=list)
@@ -280,6 +324,7 @@ def aggregate(
             g.evaluations_used.append(int(len(ev.ask_seconds)))
             g.n_failed_evals += int(ev.failed.sum())
             g.run_ids.append(run.id)
+            g.seeds.append(int(run.config.seed))
         g.n_runs = len(members)
         g.curves = {k: np.vstack(v) for k, v in per_run.items()}
         g.simple_regret = mean_se(g.curves["simple_regret"][:, -1])
@@ -290,6 +335,7 @@ def aggregate(
         g.diagnostics = _diagnostic_stats([run.diagnostics for run in members])
         allsec = np.concatenate(seconds) if seconds else np.array([])
         g.sec_per_eval = float(np.median(allsec)) if allsec.size else math.nan
+        g.sec_per_eval_mean = float(np.mean(allsec)) if allsec.size else math.nan
         g.wall_seconds = float(np.mean([run.wall_seconds for run in members]))
         out.append(g)
     order = {e: i for i, e in enumerate(sorted({g.experiment for g in out}))}
@@ -370,10 +416,13 @@ class ClaimCheck:
     experiment : str
     budget : int
         The ``T`` of the runs compared.
-    result : {"held", "not held", "no data"}
-        ``"held"``: on every problem ``method`` beats every compared method. ``"no data"``:
-        something required has no finished runs at ``budget`` (see ``missing``), or the metric
-        is unknown (e.g. regret on a problem without a known optimum).
+    result : {"held", "not held", "not testable", "no data"}
+        ``"held"``: on every problem ``method`` beats every compared method (and, for a claim
+        with ``significant = true``, every comparison is significant). ``"not testable"``: a
+        compared method has fewer than :data:`MIN_RUNS` finished runs at ``budget``.
+        ``"no data"``: something required has no finished runs at ``budget`` (see
+        ``missing``), or the metric is unknown (e.g. regret on a problem without a known
+        optimum).
     comparisons : list of Comparison
         Every comparison that could be made, in problem order then ``than`` order.
     missing : list of str
@@ -395,16 +444,28 @@ class ClaimCheck:
 
     @property
     def significant(self) -> bool | None:
-        """Whether the verdict is beyond noise at 2 SE; None for ``"no data"``.
+        """Whether the verdict is beyond noise by the claim's test; None without a verdict.
 
         Held: every comparison is significant. Not held: some comparison the claim loses is
-        significant (one clear loss is enough to refute it).
+        significant (one clear loss is enough to refute it). None for ``"not testable"`` and
+        ``"no data"``.
         """
         if self.result == "held":
             return all(c.significant for c in self.comparisons)
         if self.result == "not held":
             return any(c.significant for c in self.comparisons if not c.better)
         return None
+
+    @property
+    def verdict(self) -> str:
+        """The result in words: "held significantly", "held in direction only", "not held",
+        "not held (direction only, not significant)" for a significance claim whose
+        differences point its way, "not testable" or "no data"."""
+        if self.result == "held":
+            return "held significantly" if self.significant else "held in direction only"
+        if self.result == "not held" and self.claim.significant and all(c.better for c in self.comparisons):
+            return "not held (right direction, not significant)"
+        return self.result
 
     @property
     def n_runs(self) -> tuple[int, int]:
@@ -442,8 +503,11 @@ def check_claims(
     of ``claim.method`` is compared with that of each method in ``claim.than`` (for
     ``kind = "best"`` without ``than``: every other method with finished runs on that problem
     at ``T``). The claim is held when ``method`` is strictly better in every comparison (for
-    ``kind = "close"``: worse by at most ``claim.within``), not held when it is not, and no data when a required method has no finished runs on a
-    problem at ``T`` or its metric is unknown (NaN). Groups of different budgets are never
+    ``kind = "close"``: worse by at most ``claim.within``; for a claim with
+    ``significant = true``: also significantly, by its test), not held when it is not, no
+    data when a required method has no finished runs on a problem at ``T`` or its metric is
+    unknown (NaN), and not testable when a compared method has fewer than :data:`MIN_RUNS`
+    finished runs (equal means are never a win). Groups of different budgets are never
     mixed.
 
     Examples
@@ -533,7 +597,9 @@ def _check_one(
             )
     if missing:
         result = "no data"
-    elif all(c.better for c in comparisons):
+    elif any(n < MIN_RUNS for _, _, n in values.values()):
+        result = "not testable"
+    elif all(c.better and (c.significant or not claim.significant) for c in comparisons):
         result = "held"
     else:
         result = "not held"
@@ -620,24 +686,58 @@ def _claim_scale(check: ClaimCheck) -> str:
     return f"{runs}, T = {check.budget}"
 
 
+def claims_summary(checks: Sequence[ClaimCheck]) -> str:
+    """The summary line of a claims section: the verdicts counted at each budget.
+
+    Only claims with a verdict (held or not held) are counted; "not testable" and "no data"
+    claims are named separately. Held claims are split into those held significantly and
+    those held in direction only.
+
+    Parameters
+    ----------
+    checks : sequence of ClaimCheck
+        Output of :func:`check_claims`.
+
+    Returns
+    -------
+    str
+        E.g. ``"T = 100: 3 of 5 testable claims held (2 significantly, 1 in direction only),
+        2 not held (1 significantly); 1 not testable (fewer than 3 runs)."``
+    """
+    parts = []
+    for budget in sorted({c.budget for c in checks}):
+        at = [c for c in checks if c.budget == budget]
+        held = [c for c in at if c.result == "held"]
+        lost = [c for c in at if c.result == "not held"]
+        n_sig = sum(bool(c.significant) for c in held)
+        text = f"T = {budget}: {len(held)} of {len(held) + len(lost)} testable claims held"
+        if held:
+            text += f" ({n_sig} significantly, {len(held) - n_sig} in direction only)"
+        text += f", {len(lost)} not held"
+        if lost:
+            text += f" ({sum(bool(c.significant) for c in lost)} significantly)"
+        rest = []
+        if n := sum(c.result == "not testable" for c in at):
+            rest.append(f"{n} not testable (fewer than {MIN_RUNS} runs)")
+        if n := sum(c.result == "no data" for c in at):
+            rest.append(f"{n} no data")
+        parts.append(text + ("; " + ", ".join(rest) if rest else ""))
+    return "; ".join(parts) + "." if parts else "No claims."
+
+
 def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
     """Markdown lines of the "Claims" section of one experiment."""
     lines = ["### Claims", ""]
-    summary = []
-    for budget in sorted({c.budget for c in checks}):
-        at = [c for c in checks if c.budget == budget]
-        held = sum(c.result == "held" for c in at)
-        rest = [f"{n} {r}" for r in ("not held", "no data") if (n := sum(c.result == r for c in at))]
-        summary.append(
-            f"{held} of {len(at)} claims held at budget T = {budget}" + (f" ({', '.join(rest)})" if rest else "")
-        )
-    lines += ["; ".join(summary) + ".", ""]
+    lines += [claims_summary(checks), ""]
     lines += [
         (
             "Means over finished runs of the metric at the final evaluation T; *significant* when the "
             "difference exceeds 2 standard errors of the difference, or for claims marked *(t-test)* when "
             "Welch's two-sided t-test rejects equal means at the 5% level (held: every comparison; "
-            "not held: some comparison it loses)."
+            f"not held: some comparison it loses). A claim is checked only with at least {MIN_RUNS} "
+            "finished runs of every compared method (else *not testable*); claims marked *(significant)* "
+            "are the paper's claims of a significant difference and hold only when every comparison is "
+            "significant."
             + (
                 " Claims marked *(within w)* are about being close: held when the method is worse than "
                 "each other method by at most w (in the metric's units), significant when the shortfall "
@@ -656,9 +756,10 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
             mark = f" *(within {c.claim.within:g})*"
         else:
             mark = " *(t-test)*" if c.claim.test == "welch" else ""
+            mark += " *(significant)*" if c.claim.significant else ""
         lines.append(
             f"| {_cell(c.claim.text + mark)} | {_cell(c.claim.source) or '—'} | {_cell(', '.join(c.claim.problems))} | "
-            f"{c.result} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"
+            f"{c.verdict} | {_cell(_claim_numbers(c))} | {sig} | {_claim_scale(c)} |"
         )
     lines.append("")
     return lines
@@ -689,6 +790,83 @@ def _diagnostics_section(
     return lines
 
 
+def _seed_ranges(seeds: Iterable[int]) -> str:
+    """``0-9, 12`` for seeds 0..9 and 12 (``none`` if empty)."""
+    ordered = sorted(set(seeds))
+    if not ordered:
+        return "none"
+    parts, start, prev = [], ordered[0], ordered[0]
+    for s in ordered[1:] + [None]:
+        if s is not None and s == prev + 1:
+            prev = s
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if s is not None:
+            start = prev = s
+    return ", ".join(parts)
+
+
+def scope_lines(scopes: Sequence[SpecScope], groups: Sequence[GroupSummary], scale: str) -> tuple[str, list[str]]:
+    """What a report holds against what its specs ask for: a title suffix and a table.
+
+    Parameters
+    ----------
+    scopes : sequence of SpecScope
+        Every spec of the reproduction's set at ``scale``, also those not run.
+    groups : sequence of GroupSummary
+        The report's groups (finished runs only).
+    scale : str
+        The scale's name, e.g. ``"full"``.
+
+    Returns
+    -------
+    (str, list of str)
+        A title suffix such as ``"full scale, incomplete: 1 of 5 specs complete"`` and the
+        markdown lines of a table with one row per spec: the problems, methods and seeds that
+        have finished runs in the report, the fewest finished runs of a (problem, method)
+        against the seeds the spec asks for, and whether the spec is complete.
+    """
+    n_complete = 0
+    rows = []
+    for sc in scopes:
+        mine = [g for g in groups if g.experiment == sc.experiment and g.budget == sc.budget]
+        runs = {(g.problem_label, g.label): g.n_runs for g in mine}
+        wanted = [(p, m) for p in sc.problems for m in sc.methods]
+        fewest = min((runs.get(k, 0) for k in wanted), default=0)
+        problems = [p for p in sc.problems if any(runs.get((p, m), 0) for m in sc.methods)]
+        methods = [m for m in sc.methods if any(runs.get((p, m), 0) for p in sc.problems)]
+        seeds = [s for g in mine for s in g.seeds]
+        complete = bool(wanted) and fewest >= len(sc.seeds)
+        n_complete += complete
+        if not mine:
+            status = "not run"
+        else:
+            status = "complete" if complete else f"incomplete (fewest runs of a problem and method: {fewest})"
+        listed = ", ".join(problems) if len(problems) <= 6 else f"{', '.join(problems[:6])}, ..."
+        rows.append(
+            f"| {_cell(sc.experiment)} | {len(problems)} of {len(sc.problems)}" + (f": {_cell(listed)}" if problems else "")
+            + f" | {len(methods)} of {len(sc.methods)} | {_seed_ranges(seeds)} of {_seed_ranges(sc.seeds)} "
+            f"({len(sc.seeds)} runs) | {sc.budget} | {status} |"
+        )
+    n = len(scopes)
+    if n and n_complete == n:
+        suffix = f"{scale} scale, complete ({n} spec{'s' if n != 1 else ''})"
+    else:
+        have = sum(1 for sc in scopes if any(g.experiment == sc.experiment for g in groups))
+        suffix = f"{scale} scale, incomplete: {n_complete} of {n} specs complete, {have} of {n} with runs"
+    lines = [
+        f"**What this report holds** ({suffix}): per spec of the set, the problems, methods and seeds with "
+        "finished runs here, against what the spec asks for at this scale. Only complete specs are "
+        f"reproduced at this scale; a claim needs {MIN_RUNS} runs per compared method to be tested.",
+        "",
+        "| spec | problems with runs | methods with runs | seeds with runs (of the spec's) | T | status |",
+        "|---|---|---|---|---:|---|",
+        *rows,
+        "",
+    ]
+    return suffix, lines
+
+
 def render_markdown(
     groups: Sequence[GroupSummary],
     *,
@@ -700,6 +878,8 @@ def render_markdown(
     diagnostics: Mapping[str, Sequence[str]] | None = None,
     figures: Mapping[tuple[str, str, int], str] | None = None,
     notes: Sequence[str] = (),
+    scopes: Sequence[SpecScope] | None = None,
+    scale: str = "",
 ) -> str:
     """Markdown text of a report (see :func:`write_report`).
 
@@ -717,6 +897,11 @@ def render_markdown(
         Relative paths of the figures to link.
     notes : sequence of str
         Printed as block quotes under the introduction.
+    scopes : sequence of SpecScope, optional
+        Every spec of the set at ``scale``: the title then says how complete the report is
+        and a table under it lists what it holds (see :func:`scope_lines`).
+    scale : str, default ""
+        The scale's name, for ``scopes``.
 
     Returns
     -------
@@ -728,14 +913,19 @@ def render_markdown(
     claims = claims or {}
     diagnostics = diagnostics or {}
     figures = figures or {}
+    scope_table: list[str] = []
+    if scopes is not None:
+        suffix, scope_table = scope_lines(scopes, groups, scale or "this")
+        title = f"{title} ({suffix})"
     lines = [f"# {title}", ""]
     meta = f"Generated {time.strftime('%Y-%m-%d %H:%M')} by hdbo {hdbo_version()}"
     lines += [meta + (f" from `{source}`." if source else "."), ""]
+    lines += scope_table
     lines += [
         "Regret is `r_t = f* - f(x_t)` from the noise-free objective; simple regret `S_T = min_t r_t`; "
         "average regret `R_T/T`. Values are mean ± standard error over runs (seeds); failed "
         "evaluations count against the budget but not in these statistics. "
-        "`s/eval` is the median time of one ask plus one objective evaluation; `T` is the budget, "
+        "`s/eval` is the median (and the mean) time of one ask plus one objective evaluation; `T` is the budget, "
         "or `m of T` (the median evaluations used) when runs ended early (e.g. selection-only runs).",
         "",
     ]
@@ -762,14 +952,14 @@ def render_markdown(
         for (plabel, budget), pgroups in by_problem.items():
             lines += [f"### {plabel} (T = {budget})", ""]
             lines += [
-                "| method | runs | T (evals used) | simple regret S_T | R_T/T | best f | s/eval | failed evals |",
+                "| method | runs | T (evals used) | simple regret S_T | R_T/T | best f | s/eval median (mean) | failed evals |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for g in pgroups:
                 lines.append(
                     f"| {g.label} | {g.n_runs} | {g.t_column} | {format_mean_se(*g.simple_regret)} | "
                     f"{format_mean_se(*g.avg_regret)} | {format_mean_se(*g.best_f)} | "
-                    f"{_fmt_seconds(g.sec_per_eval)} | {g.n_failed_evals} |"
+                    f"{_fmt_seconds(g.sec_per_eval)} ({_fmt_seconds(g.sec_per_eval_mean)}) | {g.n_failed_evals} |"
                 )
             lines.append("")
             refs = [r for r in references.get(exp, []) if r.problem == plabel]
@@ -876,6 +1066,8 @@ def write_report(
     claims: Mapping[str, Sequence[Claim]] | None = None,
     diagnostics: Mapping[str, Sequence[str]] | None = None,
     plots: bool = True,
+    scopes: Sequence[SpecScope] | None = None,
+    scale: str = "",
 ) -> Path:
     """Write a markdown report of the finished runs, with one PNG per problem next to it.
 
@@ -904,6 +1096,12 @@ def write_report(
         experiment's problems, e.g. a sample count against the dimension.
     plots : bool, default True
         Write PNG figures (skipped with a note when matplotlib is not installed).
+    scopes : sequence of SpecScope, optional
+        Every spec of the reproduction's set at ``scale``, also those not run: the title
+        and a table at the top then state exactly which specs, problems and seeds the report
+        holds and whether each spec is complete.
+    scale : str, default ""
+        The scale's name (``"quick"``, ``"full"``), for ``scopes``.
 
     Returns
     -------
@@ -956,6 +1154,8 @@ def write_report(
         diagnostics=diagnostics,
         figures=figures,
         notes=notes,
+        scopes=scopes,
+        scale=scale,
     )
     out.write_text(text + "\n", encoding="utf-8")
     return out

@@ -54,6 +54,7 @@ Format
     source = "Section 5.1, Fig. 2"     # optional: where the paper says it
     higher_is_better = false           # optional for built-in metrics, required for "diag:" ones
     test = "welch"                     # optional: "2se" (default) or "welch" (t-test, 95%)
+    significant = true                 # optional: the paper claims significance (needs test)
 
 A claim is checked separately at every budget ``T`` present among the experiment's finished
 runs (quick and full runs are never mixed), on the mean over runs of the metric at the final
@@ -64,12 +65,18 @@ without ``than``, than the mean of every other method of the spec with finished 
 problem at ``T``; for ``kind = "close"``, if on every listed problem the mean of ``method``
 is worse than the mean of each method in ``than`` by at most ``within`` (a tolerance in the
 metric's units that the spec states, e.g. "comes close to the oracle"). A required method or
-problem without finished runs at ``T`` makes it *no data*. Reports also say whether each difference is significant: by default when it
+problem without finished runs at ``T`` makes it *no data*, and fewer than
+:data:`~hdbo.experiments.report.MIN_RUNS` (3) finished runs of a compared method makes it
+*not testable*: neither verdict is counted in a report's summary line. Reports also say whether each difference is significant: by default when it
 exceeds two standard errors of the difference (``test = "2se"``), with ``test = "welch"``
 when Welch's two-sample t-test rejects equal means at the 5% level (two-sided, as the
 papers' t-tests); a ``"close"`` claim counts as significant when the shortfall is within (held)
 or beyond (not held) ``within`` by more than two standard errors of the difference, whatever
-its ``test``; see :func:`hdbo.experiments.report.check_claims`.
+its ``test``. A held claim is *held significantly* when every comparison is significant and
+*held in direction only* otherwise; a claim with ``significant = true`` (the paper claims
+a significant difference, e.g. "win at 95%"; it must name its ``test``) is held only
+significantly, a difference in its direction that is not significant being *not held*.
+See :func:`hdbo.experiments.report.check_claims`.
 
 Metrics are ``simple_regret`` (``S_T``), ``avg_regret`` (``R_T/T``), ``best_f`` (best
 noise-free value), ``log10_simple_regret`` (mean over runs of ``log10 S_T``, with ``S_T``
@@ -280,6 +287,11 @@ class Claim:
     within : float or None
         For ``"close"``: the largest shortfall (in units of the metric) that still counts as
         close; None for the other kinds.
+    significant : bool
+        The paper claims a significant difference (e.g. "win at 95%"): the claim holds only
+        when every comparison is significant by ``test``; a difference in the claimed
+        direction that is not significant is "not held". Only for ``"better"`` and
+        ``"best"``.
     """
 
     text: str
@@ -293,6 +305,7 @@ class Claim:
     higher_is_better: bool | None = None
     test: str = "2se"
     within: float | None = None
+    significant: bool = False
 
     @property
     def higher(self) -> bool:
@@ -614,7 +627,7 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     method_labels = set(method_order)
     ctx.table(entry, where)
     ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"),
-             optional=("than", "source", "higher_is_better", "test", "within"))
+             optional=("than", "source", "higher_is_better", "test", "within", "significant"))
     text = ctx.string(entry["text"], f"{where}.text")
     kind = entry["kind"]
     if kind not in CLAIM_KINDS:
@@ -654,10 +667,17 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     test = entry.get("test", "2se")
     if test not in CLAIM_TESTS:
         raise ctx.error(f"{where}.test", f"unknown test {test!r} (valid: {', '.join(CLAIM_TESTS)})")
+    significant = entry.get("significant", False)
+    if not isinstance(significant, bool):
+        raise ctx.error(f"{where}.significant", f"expected true or false, got {_show(significant)}")
+    if significant and kind == "close":
+        raise ctx.error(f"{where}.significant", 'a "close" claim cannot claim a significant difference')
+    if significant and "test" not in entry:
+        raise ctx.error(where, 'significant = true needs the test the paper used: test = "welch" or "2se"')
     others = tuple(label for label in method_order if label != method) if than is None else ()
     return Claim(
         text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
-        higher_is_better=higher, test=test, within=within,
+        higher_is_better=higher, test=test, within=within, significant=significant,
     )
 
 

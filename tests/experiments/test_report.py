@@ -284,7 +284,7 @@ method = "B"
 FINALS = {
     ("P1", "A"): [0.1, 0.2, 0.3],
     ("P1", "B"): [1.0, 1.1, 1.2],
-    ("P1", "C"): [0.25, 0.35],
+    ("P1", "C"): [0.2, 0.3, 0.4],
     ("P2", "A"): [1.0, 1.1, 1.2],
     ("P2", "B"): [0.1, 0.2, 0.3],
     ("U", "A"): [0.1, 0.2, 0.3],
@@ -354,7 +354,8 @@ def test_check_claims_verdicts(claim_store):
 
     within_noise = verdict["A beats C on P1"]  # 0.2 vs 0.3, 2 SE of the difference = 0.15
     assert within_noise.result == "held" and within_noise.significant is False
-    assert not within_noise.comparisons[0].significant and within_noise.n_runs == (2, 3)
+    assert not within_noise.comparisons[0].significant and within_noise.n_runs == (3, 3)
+    assert within_noise.verdict == "held in direction only" and held.verdict == "held significantly"
 
     # holds on P1, not on P2: not held, and clearly so (it loses P2 by more than 2 SE)
     mixed = verdict["A beats B on P1 and P2"]
@@ -392,18 +393,66 @@ def test_check_claims_one_row_per_budget(claim_store):
     _put_runs(store, spec, "P1", "B", [0.4], budget=8)
     all_checks = check_claims(aggregate(store), spec.claims, experiment="claims")
     checks = [c for c in all_checks if c.claim.text == "A beats B on P1"]
-    assert [(c.budget, c.result, c.n_runs) for c in checks] == [(4, "held", (3, 3)), (8, "not held", (1, 1))]
+    # one run each at T = 8: fewer than MIN_RUNS, so no verdict although A trails B
+    assert [(c.budget, c.result, c.n_runs) for c in checks] == [(4, "held", (3, 3)), (8, "not testable", (1, 1))]
     one_run = checks[1].comparisons[0]
     assert math.isnan(one_run.se_diff) and not one_run.significant  # one run: no standard error
-    assert checks[1].significant is False
+    assert checks[1].significant is None
     best = [c for c in all_checks if c.claim.text == "A is best on P1"]
     assert [(c.budget, c.result, [x.other for x in c.comparisons]) for c in best] == [
-        (4, "held", ["B", "C"]), (8, "not held", ["B"])
+        (4, "held", ["B", "C"]), (8, "not testable", ["B"])
     ]
     text = write_report(store, store.path.replace("claims.db", "r.md"), claims={"claims": spec.claims},
                         plots=False).read_text()
-    assert "5 of 10 claims held at budget T = 4 (2 not held, 3 no data); 0 of 10 claims held at budget T = 8" in text
-    assert "| A beats B on P1 | Sec. 1 | P1 | not held | S_T: A 0.9 vs B 0.4 (no SE) | no | 1 run, T = 8 |" in text
+    assert ("T = 4: 5 of 7 testable claims held (3 significantly, 2 in direction only), 2 not held "
+            "(2 significantly); 3 no data; T = 8: 0 of 0 testable claims held, 0 not held; "
+            "2 not testable (fewer than 3 runs), 8 no data.") in text
+    assert "| A beats B on P1 | Sec. 1 | P1 | not testable | S_T: A 0.9 vs B 0.4 (no SE) | — | 1 run, T = 8 |" in text
+
+
+def test_not_testable_with_fewer_than_three_runs(claim_store):
+    """Two runs against three: no verdict, whatever the means say, and not counted."""
+    from hdbo.experiments.report import MIN_RUNS, check_claims, claims_summary
+
+    store, spec = claim_store
+    assert MIN_RUNS == 3
+    groups = aggregate(store)
+    for g in groups:  # drop C's third run on P1: A (3 runs) vs C (2 runs)
+        if (g.problem_label, g.label) == ("P1", "C"):
+            g.n_runs = 2
+    check = next(c for c in check_claims(groups, spec.claims, experiment="claims") if c.claim.text == "A beats C on P1")
+    assert check.result == "not testable" and check.significant is None and check.verdict == "not testable"
+    assert "1 not testable (fewer than 3 runs)" in claims_summary([check])
+    assert claims_summary([check]).startswith("T = 4: 0 of 0 testable claims held")
+
+
+def test_significance_claims_need_their_test(claim_store, tmp_path):
+    """significant = true: a difference in the claimed direction within noise does not hold the claim."""
+    import dataclasses
+
+    from hdbo.experiments.report import check_claims
+    from hdbo.experiments.spec import SpecError, parse_spec, tomllib
+
+    store, spec = claim_store
+    claims = [dataclasses.replace(c, test="welch", significant=True)
+              for c in spec.claims if c.text in ("A beats B on P1", "A beats C on P1")]
+    got = {c.claim.text: c for c in check_claims(aggregate(store), claims, experiment="claims")}
+    assert got["A beats B on P1"].result == "held" and got["A beats B on P1"].verdict == "held significantly"
+    assert got["A beats C on P1"].result == "not held"  # 0.2 vs 0.3, p > 0.05
+    assert got["A beats C on P1"].verdict == "not held (right direction, not significant)"
+    text = write_report(store, tmp_path / "s.md", claims={spec.name: claims}, plots=False).read_text()
+    assert "| A beats C on P1 *(t-test)* *(significant)* | — | P1 | not held (right direction, not significant) |" in text
+    # a spec must name the test of a significance claim
+    raw = tomllib.loads(CLAIM_SPEC)
+    raw["claim"][0]["significant"] = True
+    raw["claim"][0].pop("test", None)
+    with pytest.raises(SpecError, match="needs the test"):
+        parse_spec(raw, source="claims.toml")
+    raw["claim"][0]["test"] = "welch"
+    assert parse_spec(raw, source="claims.toml").claims[0].significant is True
+    raw["claim"][0]["significant"] = "yes"
+    with pytest.raises(SpecError, match="significant"):
+        parse_spec(raw, source="claims.toml")
 
 
 def test_welch_claims(claim_store, tmp_path):
@@ -425,7 +474,7 @@ def test_welch_claims(claim_store, tmp_path):
         assert comp.p_value == pytest.approx(expected, rel=1e-9)
         assert comp.significant is sig
     section = write_report(store, tmp_path / "w.md", claims={spec.name: claims}, plots=False).read_text()
-    assert "| A beats B on P1 *(t-test)* | Sec. 1 | P1 | held | S_T: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig., p = " in section
+    assert "| A beats B on P1 *(t-test)* | Sec. 1 | P1 | held significantly | S_T: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig., p = " in section
 
 
 def test_close_claims(claim_store, tmp_path):
@@ -452,7 +501,7 @@ def test_close_claims(claim_store, tmp_path):
     assert got["ahead"] == ("held", True)  # ahead of the other method counts as close
     assert (got["best_f 1.0"][0], got["best_f 0.5"][0]) == ("held", "not held")
     text = write_report(store, tmp_path / "c.md", claims={spec.name: claims[:1]}, plots=False).read_text()
-    assert "| w1.5 *(within 1.5)* | Sec. 1 | P2 | held | S_T: A 1.1 ± 0.058 vs B 0.2 ± 0.058 (sig.) |" in text
+    assert "| w1.5 *(within 1.5)* | Sec. 1 | P2 | held significantly | S_T: A 1.1 ± 0.058 vs B 0.2 ± 0.058 (sig.) |" in text
     assert "Claims marked *(within w)* are about being close" in text
 
 
@@ -462,27 +511,30 @@ def test_report_claims_section(claim_store, tmp_path):
     text = path.read_text()
     section = text.split("### Claims\n", 1)[1].split("\n### ", 1)[0]
     assert text.index("### Claims") < text.index("### P1 (T = 4)")  # before the per-problem tables
-    assert section.lstrip().startswith("5 of 10 claims held at budget T = 4 (2 not held, 3 no data).")
+    assert section.lstrip().startswith(
+        "T = 4: 5 of 7 testable claims held (3 significantly, 2 in direction only), 2 not held (2 significantly); "
+        "3 no data.")
     assert "| claim | source | problem(s) | result | numbers (mean ± SE) | significant | scale |" in section
     s_t = "S_T: A 0.2 ± 0.058 vs "
     rows = [  # claim | source | problem(s) | result | numbers | significant (2 SE) | scale
-        ("A beats B on P1", "Sec. 1", "P1", "held", s_t + "B 1.1 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),
-        ("A beats C on P1", "—", "P1", "held", s_t + "C 0.3 ± 0.05 (n.s.)", "no", "2–3 runs, T = 4"),
+        ("A beats B on P1", "Sec. 1", "P1", "held significantly", s_t + "B 1.1 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),
+        ("A beats C on P1", "—", "P1", "held in direction only", s_t + "C 0.3 ± 0.058 (n.s.)", "no",
+         "3 runs, T = 4"),
         ("A beats B on P1 and P2", "—", "P1, P2", "not held",
          "S_T: P1: A 0.2 ± 0.058 vs B 1.1 ± 0.058 (sig.)<br>P2: A 1.1 ± 0.058 vs B 0.2 ± 0.058 (sig.)",
          "yes", "3 runs, T = 4"),
         ("A beats D on P1", "—", "P1", "no data", "S_T: A 0.2 ± 0.058<br>missing: D on P1", "—", "3 runs, T = 4"),
-        ("A is best on P1", "—", "P1", "held", s_t + "B 1.1 ± 0.058 (sig.), C 0.3 ± 0.05 (n.s.)", "no",
-         "2–3 runs, T = 4"),
+        ("A is best on P1", "—", "P1", "held in direction only", s_t + "B 1.1 ± 0.058 (sig.), C 0.3 ± 0.058 (n.s.)",
+         "no", "3 runs, T = 4"),
         ("C is best on P2", "—", "P2", "no data", "S_T: A 1.1 ± 0.058, B 0.2 ± 0.058<br>missing: C on P2", "—",
          "3 runs, T = 4"),
-        ("A finds higher values than B on U", "—", "U", "held", "best f: A -0.2 ± 0.058 vs B -1.1 ± 0.058 (sig.)",
+        ("A finds higher values than B on U", "—", "U", "held significantly", "best f: A -0.2 ± 0.058 vs B -1.1 ± 0.058 (sig.)",
          "yes", "3 runs, T = 4"),
         ("B finds higher values than A on U", "—", "U", "not held",
          "best f: B -1.1 ± 0.058 vs A -0.2 ± 0.058 (sig.)", "yes", "3 runs, T = 4"),
         ("A has lower regret than B on U", "—", "U", "no data",
          "S_T: missing: A on U (S_T unknown), B on U (S_T unknown)", "—", "3 runs, T = 4"),
-        ("B is best on P2", "—", "P2", "held", "R_T/T: B 0.95 ± 0.058 vs A 1.85 ± 0.058 (sig.)", "yes",
+        ("B is best on P2", "—", "P2", "held significantly", "R_T/T: B 0.95 ± 0.058 vs A 1.85 ± 0.058 (sig.)", "yes",
          "3 runs, T = 4"),
     ]
     for cells in rows:
@@ -550,7 +602,15 @@ def test_reproduce_writes_claims_and_report_skips_them(tmp_path, capsys):
     assert main(args) == 0
     text = rep.read_text()
     section = text.split("### Claims\n", 1)[1].split("\n### ", 1)[0]
-    assert " of 1 claims held at budget T = 3" in section
+    assert "T = 3: 0 of 0 testable claims held, 0 not held; 1 not testable (fewer than 3 runs)." in section
+    # the title and the table under it say exactly what the report holds of the set
+    assert text.startswith("# Reproduction: toy (quick scale, complete (1 spec))\n")
+    assert "| toy | 1 of 1: Quad | 2 of 2 | 0-1 of 0-1 (2 runs) | 3 | complete |" in text
+    assert main(args + ["--runs", "1", "--report", str(tmp_path / "one.md")]) == 0
+    one = (tmp_path / "one.md").read_text()
+    assert one.startswith("# Reproduction: toy (quick, first 1 seed(s) scale, incomplete: 0 of 1 specs complete, "
+                          "1 of 1 with runs)\n")
+    assert "| toy | 1 of 1: Quad | 2 of 2 | 0 of 0-1 (2 runs) | 3 | incomplete (fewest runs of a problem and method: 1) |" in one
     assert "| RS is best \\| really | made up | Quad | " in section  # a | in the text is escaped
     assert "best f: RS " in section and " vs RS again " in section and "| 2 runs, T = 3 |" in section
     assert main(["report", "--store", str(db), "--out", str(tmp_path / "plain.md"), "--no-plots"]) == 0
@@ -693,3 +753,19 @@ than = ["B"]
 """
     with pytest.raises(SpecError, match=match):
         parse_spec(tomllib.loads(text), source="bad.toml")
+
+
+def test_scope_lines_seed_ranges_and_specs_not_run():
+    from hdbo.experiments.report import GroupSummary, SpecScope, _seed_ranges, scope_lines
+
+    assert _seed_ranges([12, *range(10), 3]) == "0-9, 12" and _seed_ranges([]) == "none" and _seed_ranges([4]) == "4"
+    scopes = [SpecScope("a", ("P",), ("M", "N"), tuple(range(5)), 10), SpecScope("b", ("Q",), ("M",), (0, 1), 10)]
+    groups = [GroupSummary("a", "p", "P", "m", "M", 10, n_runs=5, seeds=[0, 1, 2, 3, 4]),
+              GroupSummary("a", "p", "P", "n", "N", 10, n_runs=4, seeds=[0, 1, 2, 4])]
+    suffix, lines = scope_lines(scopes, groups, "full")
+    assert suffix == "full scale, incomplete: 0 of 2 specs complete, 1 of 2 with runs"
+    assert "| a | 1 of 1: P | 2 of 2 | 0-4 of 0-4 (5 runs) | 10 | incomplete (fewest runs of a problem and method: 4) |" in lines
+    assert "| b | 0 of 1 | 0 of 1 | none of 0-1 (2 runs) | 10 | not run |" in lines
+    groups[1] = GroupSummary("a", "p", "P", "n", "N", 10, n_runs=5, seeds=[0, 1, 2, 3, 4])
+    suffix, _ = scope_lines(scopes[:1], groups, "full")
+    assert suffix == "full scale, complete (1 spec)"
