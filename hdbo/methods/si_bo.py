@@ -37,6 +37,24 @@ measurements (:func:`hdbo.structure.subspace.estimate_fd_noise`). In the noisele
 (``noise_std=0``) lambda is floored at ``1e-8 ||calA*(y)||_op`` to keep the conic problem
 well posed.
 
+Accuracy of Phase 1 (measured; the paper reports no angles). Three error sources bound
+``||sin Theta(A, A_hat)||``, none of them a solver effect (cvxpy and ADMM give the same angles):
+
+* noise: with the paper's ``+-1/sqrt(m_Phi)`` directions each entry of ``calA*(y)`` carries
+  noise of std ``sqrt(2 m_X) sigma / eps`` **whatever m_Phi is** (the signal of one measurement
+  shrinks as ``1/sqrt(m_Phi)``), so only a longer step, fewer centres or resampling reduce it;
+* curvature: ``(eps/2) phi^T H phi`` per term, with a part shared by every measurement; it
+  grows with eps (the error is linear in eps when noise-free);
+* conditioning: at ``m_Phi ~ D m_X`` the measurement operator is worst conditioned and the
+  selector, with lambda below the noise level, amplifies both errors like least squares. The
+  default rule lands there for k = 2 (D = 100: m_Phi = 309 for D m_X = 300).
+
+On the GP-Posterior task (D = 100, Matern-5/2 with l = 1/2, whose Hessian entries have std
+about 20, sigma = 0.01) the defaults give about 0.72 (8 instances, Phase 1 only; 0.70 even
+noise-free), m_X = 2, m_Phi = 464, eps = 0.6 (the same n_SI = 930) about 0.57, and
+m_X = 3, m_Phi = 3000 (n_SI = 9003) about 0.43: no allocation of a ~930-query Phase 1 that we
+tried recovers that plane closely.
+
 Domain. The paper's domain is the ball ``B^D(1 + eps_bar)``. Here the canonical coordinates are
 the symmetric cube ``[-1, 1]^D`` of the user's box, whose largest inscribed ball is the unit
 ball (SPEC.md P1.A.4-7: for the Gabor cube [0,1]^D this is the frame ``x = c + rho u`` with

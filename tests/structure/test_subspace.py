@@ -136,3 +136,20 @@ def test_angles():
     assert_allclose(principal_cosines(e[:3], e[:1]), [1.0])
     with pytest.raises(ValueError, match="same number of columns"):
         sin_theta(e[:2], np.eye(3)[:2])
+
+
+@pytest.mark.parametrize("m_Phi", [60, 600])
+def test_noise_of_adjoint_is_sqrt_2mX_sigma_over_eps_whatever_m_Phi(rng, m_Phi):
+    # Eq. (1) with pure noise: y_i = (1/eps) sum_j (n_ij - n_j), the centre noise n_j shared by
+    # every i (variance 2 m_X sigma^2 / eps^2, SPEC.md P1.A.4-2). With the paper's +-1/sqrt(m_Phi)
+    # entries, calA*(y) has entries of std sqrt(2 m_X) sigma / eps for any m_Phi: more
+    # directions do not average the noise away (only eps or resampling do).
+    d, m_X, sigma, eps = 40, 3, 0.01, 0.3
+    Phi = rng.choice([-1.0, 1.0], size=(m_Phi, d, m_X)) / math.sqrt(m_Phi)
+    stds = []
+    for _ in range(20):
+        f_centres = sigma * rng.standard_normal(m_X)
+        f_steps = sigma * rng.standard_normal((m_Phi, m_X))
+        stds.append(np.std(adjoint_operator(Phi, finite_difference_measurements(f_centres, f_steps, eps))))
+    expected = math.sqrt(2 * m_X) * sigma / eps
+    assert np.mean(stds) == pytest.approx(expected, rel=0.15)
