@@ -39,6 +39,7 @@ import argparse
 import fnmatch
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -119,10 +120,10 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _print_summary(store: Any, run_ids: list[int]) -> None:
+def _print_summary(store: Any, run_ids: list[int], summary_runs: Any = ()) -> None:
     from .experiments.report import aggregate, format_mean_se
 
-    groups = aggregate(store, run_ids=run_ids)
+    groups = aggregate(store, run_ids=run_ids, summary_runs=summary_runs)
     if not groups:
         print("no finished runs")
         return
@@ -388,6 +389,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .experiments.report import SpecScope, write_report
     from .experiments.runner import run_many
     from .experiments.spec import SpecError, find_specs, load_spec, validate_names
+    from .experiments.summary import config_id, read_summary
 
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
@@ -396,6 +398,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"--runs must be >= 1, got {args.runs}")
     if args.runs is not None and args.seed:
         raise UsageError("--runs and --seed cannot be used together")
+    if args.summary and args.no_summary:
+        raise UsageError("--summary and --no-summary cannot be used together")
     plugins = _load_plugins(args)
     try:
         paths = find_specs(args.name, args.specs_dir)
@@ -441,31 +445,51 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     scale = args.scale if args.runs is None else f"{args.scale}, first {args.runs} seed(s)"
     if args.seed:
         scale = f"{args.scale}, seed(s) {', '.join(map(str, sorted(set(args.seed))))}"
-    if args.no_run and not store_path.exists():
+    summary_path = None
+    if not args.no_summary:
+        summary_path = Path(args.summary) if args.summary else report_path.parent / "summaries" / (
+            report_path.stem + ".csv.gz")
+    committed: dict[str, Any] = {}  # config id -> finished run of the summary
+    if summary_path is not None and summary_path.exists():
+        try:
+            committed = {r.config: r for r in read_summary(summary_path) if r.status == "finished" and r.config}
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if args.no_run and not store_path.exists() and not committed:
         raise UsageError(f"--no-run: store {str(store_path)!r} does not exist")
     _check_output(report_path, "--report")
+    if summary_path is not None:
+        _check_output(summary_path, "--summary")
+    ids = {config_id(c): c for c in configs}
+    todo = [c for c in configs if config_id(c) not in committed]
     if not args.no_run:
-        _check_memory(configs, 1 if args.dask else args.workers)
-    store = _open_store(store_path)
+        _check_memory(todo, 1 if args.dask else args.workers)
+    store = _open_store(":memory:" if args.no_run and not store_path.exists() else store_path)
     print(
         f"{args.name} ({scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}"
+        + (f" ({len(configs) - len(todo)} already done in {summary_path})" if len(todo) < len(configs) else "")
         + (" (report only)" if args.no_run else ""),
         file=sys.stderr,
     )
     with store:
         if args.no_run:
             summary = None
-            run_ids = [rec.id for rec in map(store.find_run, configs) if rec is not None]
         else:
             summary = run_many(
-                store, configs, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
+                store, todo, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
                 plugins=plugins,
             )
-            run_ids = summary.run_ids
+        found = {cid: rec for cid, rec in ((cid, store.find_run(c)) for cid, c in ids.items()) if rec is not None}
+        run_ids = [rec.id for rec in found.values()]
+        finished_here = {cid for cid, rec in found.items() if rec.status == "finished"}
+        from_summary = [r for cid, r in committed.items() if cid in ids and cid not in finished_here]
+        if summary_path is not None and finished_here:
+            _merge_into_summary(store, [found[cid].id for cid in finished_here], summary_path)
         write_report(
             store,
             report_path,
             run_ids=run_ids,
+            summary_runs=from_summary,
             title=f"Reproduction: {args.name}",
             scopes=scopes,
             scale=scale,
@@ -474,9 +498,28 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             claims={s.name: s.claims for s in specs},
             diagnostics={s.name: s.diagnostics for s in specs if s.diagnostics},
         )
-        _print_summary(store, run_ids)
+        _print_summary(store, run_ids, from_summary)
+        if summary_path is not None and finished_here:
+            print(f"summary of the finished runs written to {summary_path}")
         print(f"\nreport written to {report_path}")
         return 0 if summary is None else _report_errors(summary, store)
+
+
+def _merge_into_summary(store: Any, run_ids: list[int], summary_path: Path) -> None:
+    """Merge the store's finished runs ``run_ids`` into the summary file (the store's copy wins)."""
+    import tempfile
+
+    from .experiments.summary import export_summary, merge_summaries
+
+    if store.path == ":memory:":
+        return
+    summary_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=summary_path.parent) as tmp:
+        fresh = Path(tmp) / "fresh.csv.gz"
+        export_summary(store.path, fresh, run_ids=run_ids)
+        merged = Path(tmp) / "merged.csv.gz"
+        merge_summaries([summary_path, fresh] if summary_path.exists() else [fresh], merged)
+        os.replace(merged, summary_path)
 
 
 def _cmd_suite_report(args: argparse.Namespace) -> int:
@@ -634,8 +677,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rpr.add_argument(
         "--no-run", action="store_true",
-        help="run nothing: write the report from the runs already in the store",
+        help="run nothing: write the report from the runs already in the store and the summary",
     )
+    rpr.add_argument(
+        "--summary", metavar="PATH",
+        help="compact summary of the finished runs (.csv.gz), the file to commit: a run in it counts as done "
+        "(it is not run again) and goes into the report; the store's finished runs are merged into it "
+        "(default: summaries/<report name>.csv.gz next to the report)",
+    )
+    rpr.add_argument("--no-summary", action="store_true", help="neither read nor write a summary")
     _add_plugin_option(rpr)
     rpr.set_defaults(func=_cmd_reproduce)
 

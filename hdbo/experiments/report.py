@@ -40,7 +40,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .spec import DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue
-from .store import EvaluationArrays, RunRecord, RunStore, hdbo_version
+from .store import EvaluationArrays, RunStore, hdbo_version
+from .summary import SummaryRun
 
 __all__ = [
     "MIN_RUNS",
@@ -277,21 +278,26 @@ class GroupSummary:
 
 
 def aggregate(
-    store: RunStore,
+    store: RunStore | None,
     *,
     experiment: str | None = None,
     run_ids: Iterable[int] | None = None,
+    summary_runs: Iterable[SummaryRun] = (),
 ) -> list[GroupSummary]:
-    """Group the finished runs of ``store`` and compute their summaries.
+    """Group the finished runs of ``store`` (and of summaries) and compute their summaries.
 
     Parameters
     ----------
-    store : RunStore
-        The store to read.
+    store : RunStore or None
+        The store to read (None: only ``summary_runs``).
     experiment : str, optional
         Only this experiment.
     run_ids : iterable of int, optional
-        Only these runs.
+        Only these runs of the store.
+    summary_runs : iterable of SummaryRun, optional
+        Runs read from committed summaries (:func:`~hdbo.experiments.summary.read_summary`);
+        the finished ones count like the store's (their ``run_ids`` entry is -1). The caller
+        leaves out those the store also has.
 
     Returns
     -------
@@ -299,19 +305,29 @@ def aggregate(
         Ordered by experiment, then problem and method in order of first appearance; each
         with ``curves`` of shape (n_runs, budget).
     """
-    runs = store.list_runs(experiment=experiment, status="finished", ids=None if run_ids is None else list(run_ids))
-    groups: dict[tuple[str, str, str, int], list[RunRecord]] = {}
-    for run in runs:
-        c = run.config
-        groups.setdefault((c.experiment, c.problem_label, c.label, c.budget), []).append(run)
+    rows: list[_RunRow] = []
+    if store is not None:
+        ids = None if run_ids is None else list(run_ids)
+        for run in store.list_runs(experiment=experiment, status="finished", ids=ids):
+            c = run.config
+            ev = store.load_evaluations(run.id)
+            rows.append(_RunRow(c.experiment, c.problem, c.problem_label, c.method, c.label, c.budget, c.seed, run.id,
+                                ev, run.diagnostics, run.wall_seconds))
+    for sr in summary_runs:
+        if sr.status == "finished" and (experiment is None or sr.experiment == experiment):
+            rows.append(_RunRow(sr.experiment, sr.problem, sr.problem_label, sr.method, sr.label, sr.budget, sr.seed,
+                                -1, sr, sr.diagnostics, sr.wall_seconds))
+    groups: dict[tuple[str, str, str, int], list[_RunRow]] = {}
+    for row in rows:
+        groups.setdefault((row.experiment, row.problem_label, row.label, row.budget), []).append(row)
     out: list[GroupSummary] = []
     for (exp, plabel, label, budget), members in groups.items():
-        c0 = members[0].config
-        g = GroupSummary(exp, c0.problem, plabel, c0.method, label, budget)
+        members.sort(key=lambda r: r.seed)
+        g = GroupSummary(exp, members[0].problem, plabel, members[0].method, label, budget)
         per_run: dict[str, list[NDArray[np.float64]]] = {"simple_regret": [], "avg_regret": [], "best_f": []}
         seconds: list[NDArray[np.float64]] = []
         for run in members:
-            ev = store.load_evaluations(run.id)
+            ev = run.evaluations
             curves = run_curves(ev)
             for k, v in curves.items():
                 padded = np.full(budget, np.nan)
@@ -323,8 +339,8 @@ def aggregate(
             seconds.append(ev.ask_seconds + ev.eval_seconds)
             g.evaluations_used.append(int(len(ev.ask_seconds)))
             g.n_failed_evals += int(ev.failed.sum())
-            g.run_ids.append(run.id)
-            g.seeds.append(int(run.config.seed))
+            g.run_ids.append(run.run_id)
+            g.seeds.append(int(run.seed))
         g.n_runs = len(members)
         g.curves = {k: np.vstack(v) for k, v in per_run.items()}
         g.simple_regret = mean_se(g.curves["simple_regret"][:, -1])
@@ -341,6 +357,23 @@ def aggregate(
     order = {e: i for i, e in enumerate(sorted({g.experiment for g in out}))}
     out.sort(key=lambda g: order[g.experiment])  # stable: keeps first-appearance order inside
     return out
+
+
+@dataclass(frozen=True)
+class _RunRow:
+    """One finished run to aggregate, from a store or a summary."""
+
+    experiment: str
+    problem: str
+    problem_label: str
+    method: str
+    label: str
+    budget: int
+    seed: int
+    run_id: int
+    evaluations: EvaluationArrays | SummaryRun  # both have f, regret, failed, ask_seconds, eval_seconds
+    diagnostics: Mapping[str, object] | None
+    wall_seconds: float
 
 
 def _diagnostic_stats(per_run: Sequence[Mapping[str, object] | None]) -> dict[str, tuple[float, float]]:
@@ -1068,6 +1101,7 @@ def write_report(
     plots: bool = True,
     scopes: Sequence[SpecScope] | None = None,
     scale: str = "",
+    summary_runs: Iterable[SummaryRun] = (),
 ) -> Path:
     """Write a markdown report of the finished runs, with one PNG per problem next to it.
 
@@ -1102,6 +1136,9 @@ def write_report(
         holds and whether each spec is complete.
     scale : str, default ""
         The scale's name (``"quick"``, ``"full"``), for ``scopes``.
+    summary_runs : iterable of SummaryRun, optional
+        Finished runs from a committed summary to report with the store's (see
+        :func:`aggregate`; the caller leaves out those the store has).
 
     Returns
     -------
@@ -1111,7 +1148,8 @@ def write_report(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     ids = None if run_ids is None else list(run_ids)
-    groups = aggregate(store, experiment=experiment, run_ids=ids)
+    summary_runs = list(summary_runs)
+    groups = aggregate(store, experiment=experiment, run_ids=ids, summary_runs=summary_runs)
     notes: list[str] = []
     unfinished = [
         r for r in store.list_runs(experiment=experiment, status=("pending", "running", "failed"), ids=ids)
@@ -1147,7 +1185,10 @@ def write_report(
     text = render_markdown(
         groups,
         title=title or "hdbo report",
-        source=Path(store.path).name if store.path != ":memory:" else "",
+        source=" and ".join(
+            [Path(store.path).name] * (store.path != ":memory:")
+            + sorted({Path(r.source).name for r in summary_runs})
+        ),
         descriptions=descriptions,
         references=references,
         claims=claims,

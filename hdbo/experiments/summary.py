@@ -7,9 +7,15 @@ proposal and the evaluation took. :func:`export_summary` writes exactly that, so
 be committed and reports regenerated from git; the store stays the place to resume from.
 
 Columns: ``experiment, problem, problem_label, method, label, seed, budget, status, t, y, f,
-regret, failed, ask_seconds, eval_seconds`` (``y`` noisy value, ``f`` noise-free value,
-``regret`` the optimum minus ``f``; problems maximize). Only runs with at least one evaluation
-appear (one row per evaluation). To keep the file small:
+regret, failed, ask_seconds, eval_seconds, config, wall_seconds, diagnostics`` (``y`` noisy
+value, ``f`` noise-free value, ``regret`` the optimum minus ``f``; problems maximize). Only
+runs with at least one evaluation appear (one row per evaluation). The last three are about
+the run and are written on its first row only (empty on the others): ``config`` is
+:func:`config_id` of the run's full identity (problem and method parameters included), so
+``hdbo reproduce`` can count a run of a committed summary as done exactly when the spec still
+asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
+``Method.diagnostics()`` of a finished run as JSON. Summaries written before these columns
+existed (15 columns) are still read, with an empty ``config``. To keep the file small:
 
 * ``y``, ``f`` and ``regret`` are written with 9 significant digits (``%.9g``), the seconds
   with 3 (``%.3g``);
@@ -29,6 +35,9 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
+import json
+import math
 import sqlite3
 import zlib
 from dataclasses import dataclass
@@ -38,13 +47,41 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "export_summary", "merge_summaries", "read_summary"]
+from .store import RunConfig, canonical_json
 
-SUMMARY_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
-                   "t", "y", "f", "regret", "failed", "ask_seconds", "eval_seconds")
+__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "export_summary", "merge_summaries", "read_summary"]
+
+#: Columns of a summary written before the run columns existed; still read.
+_EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
+                 "t", "y", "f", "regret", "failed", "ask_seconds", "eval_seconds")
+#: Columns about the run, written on its first row only.
+_RUN_COLUMNS = ("config", "wall_seconds", "diagnostics")
+SUMMARY_COLUMNS = _EVAL_COLUMNS + _RUN_COLUMNS
 
 
-def export_summary(store: str | Path, out: str | Path, *, experiments: Iterable[str] | None = None) -> int:
+def config_id(config: RunConfig) -> str:
+    """A short, stable name of a run's full identity (:meth:`RunConfig.key`).
+
+    Parameters
+    ----------
+    config : RunConfig
+
+    Returns
+    -------
+    str
+        16 hex digits of the SHA-256 of the key as canonical JSON: equal for equal configs,
+        different (with overwhelming probability) when any parameter differs.
+    """
+    return hashlib.sha256(canonical_json(list(config.key())).encode("utf-8")).hexdigest()[:16]
+
+
+def export_summary(
+    store: str | Path,
+    out: str | Path,
+    *,
+    experiments: Iterable[str] | None = None,
+    run_ids: Iterable[int] | None = None,
+) -> int:
     """Write the evaluations of a store as a gzip-compressed CSV (no points).
 
     Parameters
@@ -55,6 +92,8 @@ def export_summary(store: str | Path, out: str | Path, *, experiments: Iterable[
         The ``.csv.gz`` file to write (replaced if it exists).
     experiments : iterable of str, optional
         Only these experiments (default: all).
+    run_ids : iterable of int, optional
+        Only these runs (default: all).
 
     Returns
     -------
@@ -77,24 +116,42 @@ def export_summary(store: str | Path, out: str | Path, *, experiments: Iterable[
             conn.execute("SELECT id, t FROM runs JOIN evaluations ON evaluations.run_id = runs.id LIMIT 1")
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"store {str(store)!r} is not an hdbo store: {exc}") from None
-        where, args = "", []
+        clauses: list[str] = []
+        args: list[object] = []
         names = None if experiments is None else sorted(set(experiments))
         if names is not None:
-            where = f"WHERE r.experiment IN ({', '.join('?' * len(names))})"
-            args = names
+            clauses.append(f"r.experiment IN ({', '.join('?' * len(names))})")
+            args += names
+        ids = None if run_ids is None else sorted({int(i) for i in run_ids})
+        if ids is not None:
+            clauses.append(f"r.id IN ({', '.join('?' * len(ids))})" if ids else "0")
+            args += ids
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         rows = conn.execute(
             "SELECT r.experiment, r.problem, r.problem_label, r.method, r.label, r.seed, r.budget, r.status, "
-            "e.t, e.y, e.f, e.regret, e.failed, e.ask_seconds, e.eval_seconds "
+            "e.t, e.y, e.f, e.regret, e.failed, e.ask_seconds, e.eval_seconds, "
+            "r.id, r.problem_params, r.method_params, r.wall_seconds, r.diagnostics "
             f"FROM runs r JOIN evaluations e ON e.run_id = r.id {where} "
-            "ORDER BY r.experiment, r.problem_label, r.label, r.seed, e.t",
+            "ORDER BY r.experiment, r.problem_label, r.label, r.seed, r.id, e.t",
             args,
         )
         n = 0
+        last_run = None
         with gzip.open(out, "wt", newline="", compresslevel=9) as fh:
             writer = csv.writer(fh)
             writer.writerow(SUMMARY_COLUMNS)
             for row in rows:
-                writer.writerow(_compact(row))
+                *evaluation, run_id, problem_params, method_params, wall, diagnostics = row
+                run_cells = ["", "", ""]
+                if run_id != last_run:  # the run's first row carries its identity, time and diagnostics
+                    last_run = run_id
+                    exp, prob, plabel, method, label, seed, budget = evaluation[:7]
+                    config = RunConfig(experiment=exp, problem=prob, method=method, seed=int(seed), budget=int(budget),
+                                       problem_params=json.loads(problem_params or "{}"),
+                                       method_params=json.loads(method_params or "{}"), label=label,
+                                       problem_label=plabel)
+                    run_cells = [config_id(config), _g(wall, 6), _diagnostics_text(diagnostics)]
+                writer.writerow(_compact(tuple(evaluation)) + run_cells)
                 n += 1
         return n
     finally:
@@ -103,6 +160,14 @@ def export_summary(store: str | Path, out: str | Path, *, experiments: Iterable[
 
 def _g(value: float | None, digits: int) -> str:
     return "" if value is None else format(float(value), f".{digits}g")
+
+
+def _diagnostics_text(stored: str | None) -> str:
+    """The store's diagnostics JSON as compact JSON (empty when there are none)."""
+    if not stored:
+        return ""
+    value = json.loads(stored)
+    return "" if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=True)
 
 
 def _compact(row: tuple) -> list[object]:
@@ -138,6 +203,13 @@ class SummaryRun:
         Seconds of each proposal and each evaluation.
     source : str
         The file the run was read from.
+    config : str
+        :func:`config_id` of the run's full identity ("" in a summary written before that
+        column existed).
+    wall_seconds : float
+        Wall time of the run (NaN when unknown).
+    diagnostics : dict or None
+        ``Method.diagnostics()`` of the finished run, when stored.
     """
 
     experiment: str
@@ -156,6 +228,14 @@ class SummaryRun:
     ask_seconds: NDArray[np.float64]
     eval_seconds: NDArray[np.float64]
     source: str
+    config: str = ""
+    wall_seconds: float = math.nan
+    diagnostics: dict | None = None
+
+    @property
+    def seconds(self) -> NDArray[np.float64]:
+        """Seconds of each proposal plus its evaluation."""
+        return self.ask_seconds + self.eval_seconds
 
 
 def _number(text: str) -> float:
@@ -187,19 +267,23 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
     if not file.is_file():
         raise FileNotFoundError(f"summary {str(path)!r} does not exist")
     runs: dict[tuple, dict[str, list]] = {}
+    run_info: dict[tuple, tuple[str, float, dict | None]] = {}
     line = 1
     try:
         with gzip.open(file, "rt", newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
             header = tuple(next(reader, ()))
-            if header != SUMMARY_COLUMNS:
-                raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:15]}, "
+            if header not in (SUMMARY_COLUMNS, _EVAL_COLUMNS):
+                raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:18]}, "
                                  f"expected {list(SUMMARY_COLUMNS)}")
             for line, row in enumerate(reader, start=2):
-                if len(row) != len(SUMMARY_COLUMNS):
-                    raise ValueError(f"{len(row)} fields, expected {len(SUMMARY_COLUMNS)}")
-                exp, prob, plabel, method, label, seed, budget, status, t, y, f, regret, failed, ask_s, eval_s = row
+                if len(row) != len(header):
+                    raise ValueError(f"{len(row)} fields, expected {len(header)}")
+                exp, prob, plabel, method, label, seed, budget, status, t, y, f, regret, failed, ask_s, eval_s = row[:15]
                 key = (exp, prob, plabel, method, label, int(seed), int(budget), status)
+                if len(row) > 15 and row[15]:
+                    cfg, wall, diag = row[15:18]
+                    run_info[key] = (cfg, _number(wall), json.loads(diag) if diag else None)
                 cols = runs.setdefault(key, {k: [] for k in ("t", "y", "f", "regret", "failed", "ask", "eval")})
                 f_val = _number(f)
                 cols["t"].append(int(t))
@@ -219,11 +303,13 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
     for (exp, prob, plabel, method, label, seed, budget, status), cols in runs.items():
         order = np.argsort(cols["t"], kind="stable")
         arr = {k: np.asarray(v)[order] for k, v in cols.items()}
+        cfg, wall, diag = run_info.get((exp, prob, plabel, method, label, seed, budget, status), ("", math.nan, None))
         out.append(SummaryRun(
             experiment=exp, problem=prob, problem_label=plabel, method=method, label=label, seed=seed,
             budget=budget, status=status, t=arr["t"].astype(np.int64), y=arr["y"].astype(float),
             f=arr["f"].astype(float), regret=arr["regret"].astype(float), failed=arr["failed"].astype(bool),
             ask_seconds=arr["ask"].astype(float), eval_seconds=arr["eval"].astype(float), source=str(path),
+            config=cfg, wall_seconds=wall, diagnostics=diag,
         ))
     return out
 
@@ -267,6 +353,7 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
             next(reader)
             for row in reader:
                 exp, _, plabel, _, label, seed, budget = row[:7]
+                row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: no run columns
                 mine.setdefault((exp, plabel, label, int(seed), int(budget)), []).append(row)
         runs.update(mine)  # a later file's copy of a run replaces the earlier one as a whole
     n = 0

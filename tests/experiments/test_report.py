@@ -769,3 +769,43 @@ def test_scope_lines_seed_ranges_and_specs_not_run():
     groups[1] = GroupSummary("a", "p", "P", "n", "N", 10, n_runs=5, seeds=[0, 1, 2, 3, 4])
     suffix, _ = scope_lines(scopes[:1], groups, "full")
     assert suffix == "full scale, complete (1 spec)"
+
+
+def test_reproduce_counts_runs_of_a_committed_summary_as_done(tmp_path, capsys):
+    """A run in the summary is not run again and is reported from it; a changed spec reruns it."""
+    from hdbo.cli import main
+    from hdbo.experiments.summary import read_summary
+
+    root = tmp_path / "specs"
+    root.mkdir()
+    (root / "toy.toml").write_text(TOY_CLAIM_SPEC)
+    rep = tmp_path / "out" / "toy.md"
+    base = ["reproduce", "toy", "--specs-dir", str(root), "--report", str(rep), "--no-progress"]
+    assert main(base + ["--store", str(tmp_path / "a.db")]) == 0
+    summary = tmp_path / "out" / "summaries" / "toy.csv.gz"
+    first = read_summary(summary)
+    assert sorted((r.label, r.seed) for r in first) == [("RS", 0), ("RS", 1), ("RS again", 0), ("RS again", 1)]
+    table = rep.read_text().split("### Quad (T = 3)", 1)[1]
+    capsys.readouterr()
+    # a new machine: no store, only the summary (as from git)
+    assert main(base + ["--store", str(tmp_path / "b.db")]) == 0
+    err = capsys.readouterr().err
+    assert "(4 already done in" in err and "0 runs: 0 finished now" in err
+    again = rep.read_text()
+    rows_now = [line.split("|")[1:7] for line in again.split("### Quad (T = 3)", 1)[1].splitlines()[4:6]]
+    assert rows_now == [line.split("|")[1:7] for line in table.splitlines()[4:6]]  # same runs, same numbers
+    assert [r[0].strip() for r in rows_now] == ["RS", "RS again"] and rows_now[0][1].strip() == "2"
+    assert "toy.csv.gz" in again.splitlines()[2]
+    # --no-run without a store reports from the summary alone
+    assert main(base + ["--store", str(tmp_path / "none.db"), "--no-run"]) == 0
+    assert not (tmp_path / "none.db").exists()
+    # a changed parameter is a different run: it runs and replaces the summary's copy
+    (root / "toy.toml").write_text(TOY_CLAIM_SPEC.replace("params = { dim = 2 }", "params = { dim = 3 }"))
+    capsys.readouterr()
+    assert main(base + ["--store", str(tmp_path / "c.db")]) == 0
+    assert "4 runs: 4 finished now" in capsys.readouterr().err
+    now = read_summary(summary)
+    assert len(now) == 4 and not {r.config for r in now} & {r.config for r in first}
+    # --no-summary neither reads nor writes one
+    assert main(base + ["--store", str(tmp_path / "d.db"), "--no-summary", "--report", str(tmp_path / "n.md")]) == 0
+    assert "already done" not in capsys.readouterr().err and not (tmp_path / "summaries").exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
+import math
 import re
 
 import numpy as np
@@ -12,7 +14,7 @@ from _hdbo_test_problems import make_config
 from numpy.testing import assert_allclose
 
 from hdbo.experiments import RunStore, run_many
-from hdbo.experiments.summary import SUMMARY_COLUMNS, export_summary, read_summary
+from hdbo.experiments.summary import SUMMARY_COLUMNS, config_id, export_summary, merge_summaries, read_summary
 
 
 def test_summary_has_every_evaluation_and_no_points(tmp_path):
@@ -133,3 +135,52 @@ def test_merge_summaries_later_runs_replace_earlier_ones(tmp_path):
     (tmp_path / "junk.csv.gz").write_bytes(b"junk")
     with pytest.raises(ValueError, match="not an hdbo summary"):
         merge_summaries([tmp_path / "b.csv.gz", tmp_path / "junk.csv.gz"], tmp_path / "o.csv.gz")
+
+
+def test_summary_keeps_each_runs_identity_time_and_diagnostics(tmp_path):
+    """The run columns are on each run's first row; config_id changes with any parameter."""
+    configs = [make_config(seed=s, budget=4) for s in (0, 1)]
+    run_many(tmp_path / "s.db", configs, progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
+    with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    firsts = [r for r in rows if r["t"] == "0"]
+    assert [r["config"] for r in firsts] == [config_id(c) for c in configs]
+    assert all(r["config"] == r["wall_seconds"] == r["diagnostics"] == "" for r in rows if r["t"] != "0")
+    runs = {r.seed: r for r in read_summary(tmp_path / "s.csv.gz")}
+    with RunStore(tmp_path / "s.db") as store:
+        for cfg in configs:
+            rec = store.find_run(cfg)
+            assert runs[cfg.seed].config == config_id(cfg)
+            assert runs[cfg.seed].wall_seconds == pytest.approx(rec.wall_seconds, rel=1e-5)
+            assert runs[cfg.seed].diagnostics == json.loads(json.dumps(rec.diagnostics))
+    import dataclasses
+
+    other = dataclasses.replace(configs[0], method_params={**configs[0].method_params, "n_init": 3})
+    assert len(config_id(configs[0])) == 16 and config_id(other) != config_id(configs[0])
+    assert config_id(dataclasses.replace(configs[0])) == config_id(configs[0])
+    # only some runs
+    assert export_summary(tmp_path / "s.db", tmp_path / "one.csv.gz", run_ids=[store_id(tmp_path, configs[1])]) == 4
+    assert [r.seed for r in read_summary(tmp_path / "one.csv.gz")] == [1]
+
+
+def store_id(tmp_path, config):
+    with RunStore(tmp_path / "s.db") as store:
+        return store.find_run(config).id
+
+
+def test_summaries_of_the_older_layout_are_read_and_merged(tmp_path):
+    """A 15-column summary (before the run columns) reads with an empty config and merges with a new one."""
+    old = tmp_path / "old.csv.gz"
+    header = SUMMARY_COLUMNS[:15]
+    old.write_bytes(gzip.compress((",".join(header) + "\ne,p,P,m,M,0,2,finished,0,,1,,0,0.1,0.1\n"
+                                   "e,p,P,m,M,0,2,finished,1,,2,,0,0.1,0.1\n").encode()))
+    (run,) = read_summary(old)
+    assert run.config == "" and math.isnan(run.wall_seconds) and run.diagnostics is None
+    assert list(run.f) == [1.0, 2.0]
+    configs = [make_config(seed=3, budget=2)]
+    run_many(tmp_path / "s.db", configs, progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "new.csv.gz")
+    assert merge_summaries([old, tmp_path / "new.csv.gz"], tmp_path / "both.csv.gz") == 4
+    both = read_summary(tmp_path / "both.csv.gz")
+    assert [(r.experiment, r.config == "") for r in both] == [("e", True), (configs[0].experiment, False)]
