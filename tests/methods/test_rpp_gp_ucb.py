@@ -185,3 +185,31 @@ def test_acquisition_searches_the_outer_box_and_maps_back(monkeypatch):
     assert len(zs) == 10 - FAST["n_init"]
     # the unit cube (Add-GP-UCB's own box) would not contain the outer-box draws
     assert np.any(np.array(zs) < 0.0) or np.any(np.array(zs) > 1.0)
+
+
+def test_alpha_grid_is_scored_with_step_a_and_joint_fit_hyperparameters(monkeypatch):
+    """Eq. (8) scores W^ by its marginal likelihood: each alpha gets the better of the
+    hyperparameters fitted on X W^_prev (step a) and those fitted jointly with W (step b)."""
+    import hdbo.methods.rpp_gp_ucb as mod
+
+    calls = []
+    real_choose, real_learn = mod.choose_alpha, mod.learn_projection
+    fits = []
+
+    def spy_learn(*args, **kwargs):
+        fits.append((args[2].theta.copy(), real_learn(*args, **kwargs)))
+        return fits[-1][1]
+
+    def spy_choose(W, X, z, kernel, *args, **kwargs):
+        calls.append([k.theta.copy() for k in kernel])
+        return real_choose(W, X, z, kernel, *args, **kwargs)
+
+    monkeypatch.setattr(mod, "learn_projection", spy_learn)
+    monkeypatch.setattr(mod, "choose_alpha", spy_choose)
+    m = make_method("rpp-gp-ucb", BOUNDS, seed=1, delta=0.5, **FAST)
+    run(m, 16)
+    assert len(calls) == len(fits) >= 2
+    for thetas, (theta_a, fit) in zip(calls, fits):
+        assert len(thetas) == 2
+        assert_array_equal(thetas[0], theta_a)  # step (a)'s kernel, the one W learning started from
+        assert_array_equal(thetas[1], fit.theta)
