@@ -1,4 +1,4 @@
-"""The ``hdbo`` command line: run, reproduce, report, suite-report, list.
+"""The ``hdbo`` command line: run, reproduce, report, suite-report, reproductions-index, list.
 
 Examples
 --------
@@ -11,6 +11,7 @@ Examples
     hdbo report --store runs/example.db --out docs/report.md
     hdbo suite-report                  # docs/benchmarks.md from docs/benchmarks/*.csv.gz
     hdbo suite-report --from-store runs/highdim.db   # summaries from a store first
+    hdbo reproductions-index           # docs/reproductions/README.md: table Z beside our runs
 
 Exit codes: 0 success, 1 some runs failed, 2 bad input (one-line message on stderr,
 nothing written: also a store path that is a folder, lies under a file or in a folder you
@@ -546,6 +547,24 @@ def _cmd_suite_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproductions_index(args: argparse.Namespace) -> int:
+    """``hdbo reproductions-index``: the page of every table-Z result next to ours (hdbo.experiments.index)."""
+    from .experiments.index import write_index
+    from .experiments.spec import SpecError
+
+    if args.summaries is not None and not Path(args.summaries).is_dir():
+        raise UsageError(f"--summaries {args.summaries!r} is not a folder")
+    _check_output(args.out, "--out")
+    try:
+        out = write_index(args.out, specs_dir=args.specs_dir, summaries_dir=args.summaries)
+    except (FileNotFoundError, SpecError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
+    print(f"index written to {out}")
+    return 0
+
+
 def _export_store(args: argparse.Namespace) -> Path:
     """``suite-report --from-store``: every experiment of the store to ``<folder>/<experiment>.csv.gz``.
 
@@ -704,6 +723,14 @@ def build_parser() -> argparse.ArgumentParser:
         "next to --out (replacing it), then report from the summaries",
     )
     srp.set_defaults(func=_cmd_suite_report)
+
+    rix = sub.add_parser("reproductions-index", help="the page of every result of SPEC.md's table Z next to ours")
+    rix.add_argument("--out", default="docs/reproductions/README.md",
+                     help="markdown file to write (default docs/reproductions/README.md); reports are linked next to it")
+    rix.add_argument("--summaries", metavar="DIR",
+                     help="folder of the run summaries (*.csv.gz; default: summaries/ next to --out)")
+    rix.add_argument("--specs-dir", help="folder holding the specs and table_z.toml (default ./experiments or the repository's)")
+    rix.set_defaults(func=_cmd_reproductions_index)
     return parser
 
 

@@ -213,7 +213,7 @@ def test_reproduce_quick(tmp_path, capsys, monkeypatch):
         assert len(runs) == 2 * 2 and {r.config.budget for r in runs} == {4}
         assert store.experiments() == ["toy-1", "toy-2"]
     text = report.read_text()
-    assert "# Reproduction: toy (quick scale)" in text and "Toy spec 1." in text
+    assert "# Reproduction: toy (quick scale, complete (2 specs))" in text and "Toy spec 1." in text
     assert "| RS | simple regret S_T | 0.5 |" in text and "made-up reference" in text
     assert len(list(report.parent.glob("toy-*.png"))) == 2
 

@@ -803,11 +803,16 @@ def find_specs(name: str, specs_dir: str | Path | None = None) -> list[Path]:
         if files:
             return files
     single = root / f"{name}.toml"
-    if single.is_file():
+    if single.is_file() and single.name not in NOT_SPECS:
         return [single]
     available = available_spec_sets(root)
     hint = f"; available: {', '.join(available)}" if available else ""
     raise ValueError(f"no experiment spec {name!r} in {root}{hint}")
+
+
+#: TOML files in the specs folder that are not specs: table Z of the reproduction index
+#: (:mod:`hdbo.experiments.index`).
+NOT_SPECS = frozenset({"table_z.toml"})
 
 
 def available_spec_sets(specs_dir: str | Path | None = None) -> list[str]:
@@ -827,7 +832,7 @@ def available_spec_sets(specs_dir: str | Path | None = None) -> list[str]:
     if not root.is_dir():
         return []
     names = {p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.toml"))}
-    names |= {p.stem for p in root.glob("*.toml")}
+    names |= {p.stem for p in root.glob("*.toml") if p.name not in NOT_SPECS}
     return sorted(names)
 
 

@@ -361,3 +361,13 @@ def test_highdim_specs_use_report_instances_only():
             assert "exact-subspace-ucb" not in {m.name for m in full.methods}
     assert budgets == {100, 300}
     assert len(problems_seen) == 10  # all ten problems at budget 100
+
+
+def test_table_z_in_the_specs_folder_is_not_a_spec_set(tmp_path):
+    from hdbo.experiments.spec import available_spec_sets, find_specs
+
+    (tmp_path / "table_z.toml").write_text("[[row]]\n")
+    (tmp_path / "one.toml").write_text("name = 'one'\n")
+    assert available_spec_sets(tmp_path) == ["one"]
+    with pytest.raises(ValueError, match="no experiment spec 'table_z'"):
+        find_specs("table_z", tmp_path)
