@@ -7,7 +7,9 @@ snapshot ``tests/data/pinned_options.json.gz``, written from the code before hdb
 changed (the dimension-scaled GP prior and the local acquisition search). An option added
 since then must appear with the value that gives the old behaviour (:data:`NEW_OPTIONS`).
 
-Regenerate the snapshot only when a spec itself changes on purpose::
+A new spec's methods are added to the snapshot as resolved now, without the
+:data:`NEW_OPTIONS` keys (which every spec must still pin). Regenerate the snapshot only when a
+spec itself changes on purpose::
 
     python tests/experiments/test_pinned_options.py > tests/data/pinned_options.json.gz
 """
