@@ -39,11 +39,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import MAX_COUNT, check_choice, check_int, check_real
-from ..acquisition import LogEI
+from ..acquisition import UCB, LogEI
 from ..exceptions import StateError
 from ..gp import GaussianProcess
 from ..space import Box
 from .gp_based import GPMethod
+from .gp_ucb import resolve_beta
 from ._state import describe, state_float, state_int, state_mapping
 from .registry import register
 
@@ -57,7 +58,7 @@ _TR_INIT, _TR_MIN, _TR_MAX, _TR_SUCC, _TR_FAIL = 0.8, 0.5**7, 1.6, 3, 5
 #: The strategies of option ``strategy``; "bandit" chooses among the arms of ``bandit_arms``.
 _STRATEGIES = ("global", "trust-region", "bandit")
 #: Every search the bandit can choose; a recorded outcome names its arm by its index here.
-_ARMS = ("global", "trust-region", "uniform")
+_ARMS = ("global", "trust-region", "uniform", "ucb")
 _DEFAULT_ARMS = ("global", "trust-region")
 _INCUMBENTS = ("posterior-mean", "observed")
 
@@ -109,7 +110,11 @@ class Auto(GPMethod):
         points are rare lucky draws and the model's proposals improve less often than random
         ones. Not in the default: on the development instances it helped HalfCheetah and
         Styblinski-Tang but cost the rotated Hartmann-6 problems (mean rank 1.99 against
-        1.92 for the two-arm default; ``benchmarks/dev_sweep_2026-11-26.md``).
+        1.92 for the two-arm default; ``benchmarks/dev_sweep_2026-11-26.md``). And
+        ``"ucb"``: the global search with GP-UCB's acquisition (``mean + sqrt(beta_t) std``,
+        beta_t of :class:`~hdbo.methods.gp_ucb.GPUCB`'s default schedule with d = D) instead
+        of LogEI, which explores more (GP-UCB is the better of the two on the suite's
+        HalfCheetah).
 
     Raises
     ------
@@ -149,6 +154,7 @@ class Auto(GPMethod):
         # outcomes [arm, improved] of the model-based proposals, and the proposal in flight
         self._outcomes: list[list[int]] = []
         self._pending: int | None = None
+        self._ucb_beta: Any = None  # beta_t of the "ucb" arm, made when first used
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         # The history already holds the new value when this hook runs: the best before it is
@@ -220,6 +226,11 @@ class Auto(GPMethod):
         self._pending = arm
         if _ARMS[arm] == "uniform":
             return self.space.sample(1, self.rng)[0]
+        if _ARMS[arm] == "ucb":
+            if self._ucb_beta is None:
+                self._ucb_beta = resolve_beta("kandasamy2015", None, self.dim)
+            ucb = UCB(gp, float(self._ucb_beta(self.iteration)))
+            return self._maximize(ucb, ucb.value_and_grad)
         X = self.X_obs
         if self.incumbent == "observed" or not X.shape[0]:
             best = float(np.max(self.y_obs))
@@ -273,6 +284,7 @@ class Auto(GPMethod):
         c = self._arm_counts()
         parts = ", ".join(f"{a} {c[a][0]} of {sum(c[a])}" for a in self.bandit_arms)
         note = " (the uniform arm draws without the model)" if "uniform" in self.bandit_arms else ""
+        note += " (the ucb arm uses GP-UCB's acquisition)" if "ucb" in self.bandit_arms else ""
         return (f"Thompson sampling over the last {self.bandit_window} proposals; times each search improved "
                 f"the best value: {parts}; {base}{note}")
 
@@ -283,7 +295,8 @@ class Auto(GPMethod):
         -------
         dict
             ``"choice"`` (str): the search used for the latest proposal, ``"global"``,
-            ``"trust-region"`` or ``"uniform"`` (``"initial-design"`` before the model is used);
+            ``"trust-region"``, ``"uniform"`` or ``"ucb"`` (``"initial-design"`` before the model
+            is used);
             ``"reason"`` (str): why, in words (for ``strategy="bandit"`` the improvement
             counts the choice was drawn from); ``"strategy"`` (str): the option;
             ``"trust_region_length"`` (float): the trust region's side ``L``;

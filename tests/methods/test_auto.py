@@ -152,6 +152,34 @@ def test_uniform_arm_draws_without_the_model_and_wins_when_it_improves(monkeypat
     assert m._outcomes[-1] == [2, 1]
 
 
+def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch):
+    """The optional "ucb" arm: the global search with GP-UCB's acquisition and its beta_t."""
+    from hdbo.acquisition import UCB
+    from hdbo.methods.gp_ucb import resolve_beta
+
+    m = make_method("auto", [(0.0, 1.0)] * 5, seed=2, n_init=4, acq_budget=100,
+                    bandit_arms=("global", "trust-region", "ucb"))
+    for x in np.random.default_rng(0).random((4, 5)):
+        m.tell(x, -_sphere(x))
+    seen = []
+    orig = m._maximize
+
+    def spy(acq, *a, **k):
+        seen.append((type(acq).__name__, getattr(acq, "beta", None), k.get("bounds")))
+        return orig(acq, *a, **k)
+
+    monkeypatch.setattr(m, "_choose_arm", lambda: 3)
+    monkeypatch.setattr(m, "_maximize", spy)
+    x = m.ask()
+    assert seen[0][0] == UCB.__name__ and seen[0][2] is None  # over the whole box
+    assert seen[0][1] == pytest.approx(float(resolve_beta("kandasamy2015", None, 5)(m.iteration)))
+    assert m.diagnostics()["choice"] == "ucb"
+    m.tell(x, 5.0)
+    assert m._outcomes[-1] == [3, 1]
+    again = Method.from_state(json.loads(json.dumps(m.state_dict())))
+    assert again._outcomes == m._outcomes and again.bandit_arms == ("global", "trust-region", "ucb")
+
+
 @pytest.mark.parametrize("option, value, error", [
     ("bandit_arms", ["global"], ValueError), ("bandit_arms", ["global", "global"], ValueError),
     ("bandit_arms", ["global", "lucky"], ValueError), ("bandit_arms", "global", TypeError),
