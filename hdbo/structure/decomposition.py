@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from .._validation import check_int
 from ..gp import GaussianProcess
 
-__all__ = ["random_decomposition", "search_decomposition", "refine_decomposition", "check_decomposition"]
+__all__ = ["group_sizes", "random_decomposition", "search_decomposition", "refine_decomposition", "check_decomposition"]
 
 Groups = list[list[int]]
 
@@ -49,11 +49,51 @@ def check_decomposition(D: int, d: int, M: int) -> None:
         raise ValueError(f"M groups of at most d coordinates must cover all {D} coordinates; d * M = {d * M} < {D}")
 
 
-def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator) -> Groups:
+def group_sizes(D: int, d: int, M: int, *, balanced: bool = False) -> list[int]:
+    """Sizes of the M groups of a random decomposition of D coordinates into groups of at most d.
+
+    By default the groups are filled to d in turn, each later group keeping at least one
+    coordinate: ``(d, ..., d, D - (M - 1) d)`` when ``M = ceil(D / d)``, e.g. (3, 3, 3, 1) for
+    Add-3/4 in D = 10. This is how the authors' public code builds Add-d/M
+    (``preprocessDecomposition.m``: ``ceil(D/d)`` groups, the remaining coordinates in the last),
+    and the paper's "M groups of size at most d" allows it; with it Add-3/4 can hold the three
+    true groups of the (10, 3, 3) function. ``balanced=True`` gives sizes that differ by at most
+    one instead, e.g. (3, 3, 2, 2), which can hold at most two of them.
+
+    Parameters
+    ----------
+    D, d, M : int
+        Number of coordinates, maximum group size and number of groups, ``d * M >= D``.
+    balanced : bool, default False
+        Sizes differing by at most one instead of groups filled to d.
+
+    Returns
+    -------
+    list of M int
+        Positive sizes summing to D, each ``<= d``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``(D, d, M)`` is invalid (see :func:`check_decomposition`).
+    """
+    check_decomposition(D, d, M)
+    if balanced:
+        return [D // M + (k < D % M) for k in range(M)]
+    sizes, left = [], D
+    for k in range(M):
+        size = min(d, left - (M - k - 1))
+        sizes.append(size)
+        left -= size
+    return sizes
+
+
+def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator, *, balanced: bool = False) -> Groups:
     """A uniformly random assignment of the D coordinates to M groups of at most d.
 
-    The coordinates are permuted at random and split into M groups whose sizes differ by at
-    most one (so every size is ``<= ceil(D / M) <= d``). Indices are sorted within a group.
+    The coordinates are permuted at random and cut into groups of the sizes
+    :func:`group_sizes` gives: filled to d in turn (the authors' construction), or with
+    ``balanced=True`` sizes that differ by at most one. Indices are sorted within a group.
 
     Parameters
     ----------
@@ -63,6 +103,8 @@ def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator) -> Gr
         Maximum group size and number of groups, with ``d * M >= D``.
     rng : numpy.random.Generator
         Source of the permutation.
+    balanced : bool, default False
+        See :func:`group_sizes`.
 
     Returns
     -------
@@ -74,9 +116,9 @@ def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator) -> Gr
     TypeError, ValueError
         If ``(D, d, M)`` is invalid (see :func:`check_decomposition`).
     """
-    check_decomposition(D, d, M)
+    sizes = group_sizes(D, d, M, balanced=balanced)
     perm = rng.permutation(D)
-    return [sorted(int(i) for i in part) for part in np.array_split(perm, M)]
+    return [sorted(int(i) for i in part) for part in np.split(perm, np.cumsum(sizes)[:-1])]
 
 
 def search_decomposition(

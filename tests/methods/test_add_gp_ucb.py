@@ -110,6 +110,38 @@ def test_repeated_queries_are_counted_and_can_be_resampled():
     assert out["resample"][0] == 0 and out["resample"][1] >= 1  # the maximizer still asked for repeats
 
 
+def test_repeats_perturb_steps_locally_as_the_authors_code():
+    """With ``repeats="perturb"`` (the authors' addGPBO.m) a repeated maximizer is moved by a
+    Gaussian step of 0.1 h in every coordinate: no query repeats an earlier one, and the
+    replacement of a repeated interior point has per-coordinate spread 0.1 h around it."""
+    from hdbo.problems import get
+
+    p = get("additive-trimodal", dim=10, d=3, M=3, seed=0)
+    m = make_method("add-gp-ucb", p.bounds, seed=0, decomposition="oracle", structure=p.structure,
+                    repeats="perturb", **PAPER_SETTINGS)
+    X = drive(m, 90, p)
+    U = m.to_canonical(X)
+    later = [np.min(np.max(np.abs(U[:i] - U[i]), axis=1)) for i in range(m.n_init + m.explore_iters, 90)]
+    assert m.diagnostics()["repeat_queries"] >= 5  # the maximizer asked for repeats (13 of 45 without the rule)
+    assert min(later) > 1e-6
+    # the step itself, from an observed point inside the box
+    gp = m.gp_
+    h = float(gp.kernel.group_kernel(0).lengthscale[0])
+    seen = U.copy()
+    u = np.full(10, 0.5)
+    seen[0] = u
+
+    def repeat(v):
+        return bool(np.min(np.max(np.abs(seen - v), axis=1)) <= 1e-6)
+
+    steps = np.array([m._perturb(u, gp, repeat) for _ in range(400)]) - u
+    assert np.all(np.abs(steps) > 0)
+    assert np.std(steps, axis=0) == pytest.approx(np.full(10, 0.1 * h), rel=0.2)
+    assert np.abs(np.mean(steps)) < 0.1 * h / 10
+    with pytest.raises(ValueError, match="repeats"):
+        make_method("add-gp-ucb", p.bounds, seed=0, repeats="jitter")
+
+
 def test_group_searches_run_in_lockstep_with_the_same_queries(monkeypatch):
     """The groups' DIRECT searches share their bookkeeping (maximize_direct_many) and propose
     exactly what one maximize_direct per group proposes."""

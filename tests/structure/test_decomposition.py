@@ -41,6 +41,31 @@ def test_random_decomposition_is_a_partition_with_bounded_sizes(rng):
     assert a == random_decomposition(12, 3, 4, np.random.default_rng(3))
 
 
+def test_random_groups_are_filled_to_d_as_in_the_authors_code():
+    """Add-3/4 in D = 10 gets groups of sizes (3, 3, 3, 1) (the authors' preprocessDecomposition.m),
+    so it can hold the three true groups of the (10, 3, 3) function; balanced=True keeps the
+    old sizes (3, 3, 2, 2), which cannot."""
+    from hdbo.structure.decomposition import group_sizes
+
+    assert group_sizes(10, 3, 4) == [3, 3, 3, 1]
+    assert group_sizes(10, 3, 4, balanced=True) == [3, 3, 2, 2]
+    assert group_sizes(40, 12, 4) == [12, 12, 12, 4]
+    assert group_sizes(10, 5, 3) == [5, 4, 1]  # every later group keeps a coordinate
+    assert group_sizes(12, 3, 4) == group_sizes(12, 3, 4, balanced=True) == [3, 3, 3, 3]
+    for D_, d_, M_ in [(10, 3, 4), (40, 3, 14), (10, 5, 3), (96, 29, 4)]:
+        sizes = group_sizes(D_, d_, M_)
+        assert sum(sizes) == D_ and len(sizes) == M_ and 1 <= min(sizes) and max(sizes) <= d_
+    rng = np.random.default_rng(0)
+    groups = [random_decomposition(10, 3, 4, rng) for _ in range(200)]
+    assert all(sorted(map(len, g)) == [1, 3, 3, 3] for g in groups)
+    assert all(sorted(i for grp in g for i in grp) == list(range(10)) for g in groups)
+    # the permutation is uniform: every coordinate lands in the singleton group now and then
+    assert {g[-1][0] for g in groups} == set(range(10))
+    # with d dividing D the partition is the one the balanced split gives from the same draw
+    a = random_decomposition(12, 3, 4, np.random.default_rng(5))
+    assert a == random_decomposition(12, 3, 4, np.random.default_rng(5), balanced=True)
+
+
 @pytest.mark.parametrize("args,match", [((10, 2, 4), "d \\* M = 8 < 10"), ((10, 0, 4), "d must be"),
                                         ((10, 11, 1), "d must be <="), ((3, 1, 4), "M must be <=")])
 def test_check_decomposition_errors(args, match):
