@@ -517,7 +517,7 @@ def _merge_into_summary(store: Any, run_ids: list[int], summary_path: Path) -> N
     summary_path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=summary_path.parent) as tmp:
         fresh = Path(tmp) / "fresh.csv.gz"
-        export_summary(store.path, fresh, run_ids=run_ids)
+        export_summary(store.path, fresh, run_ids=run_ids, noisy_values=False)  # reports use f and the regret
         merged = Path(tmp) / "merged.csv.gz"
         merge_summaries([summary_path, fresh] if summary_path.exists() else [fresh], merged)
         os.replace(merged, summary_path)

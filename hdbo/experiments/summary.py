@@ -17,8 +17,13 @@ asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
 ``Method.diagnostics()`` of a finished run as JSON. Summaries written before these columns
 existed (15 columns) are still read, with an empty ``config``. To keep the file small:
 
+* the run's identity (``experiment`` to ``status``) is written on its first row only (a run's
+  rows are contiguous; an empty identity means "the run of the row above");
 * ``y``, ``f`` and ``regret`` are written with 9 significant digits (``%.9g``), the seconds
-  with 3 (``%.3g``);
+  with 2 (``%.2g``);
+* with ``noisy_values=False`` the noisy ``y`` is not kept (written ``-``, read as NaN): the
+  reproduction reports use only the noise-free ``f`` and the regret, and a noisy ``y`` is
+  most of a summary's size;
 * ``y`` is left empty where it is written the same as ``f`` (every evaluation of a noise-free
   problem): **an empty** ``y`` **means** ``y = f``. A missing ``y`` next to a present ``f``
   (not written by hdbo's runner) is written ``nan``;
@@ -81,6 +86,7 @@ def export_summary(
     *,
     experiments: Iterable[str] | None = None,
     run_ids: Iterable[int] | None = None,
+    noisy_values: bool = True,
 ) -> int:
     """Write the evaluations of a store as a gzip-compressed CSV (no points).
 
@@ -94,6 +100,8 @@ def export_summary(
         Only these experiments (default: all).
     run_ids : iterable of int, optional
         Only these runs (default: all).
+    noisy_values : bool, default True
+        Keep the noisy observations ``y``; False writes ``-`` instead (read as NaN).
 
     Returns
     -------
@@ -143,7 +151,10 @@ def export_summary(
             for row in rows:
                 *evaluation, run_id, problem_params, method_params, wall, diagnostics = row
                 run_cells = ["", "", ""]
-                if run_id != last_run:  # the run's first row carries its identity, time and diagnostics
+                row_out = _compact(tuple(evaluation), noisy_values)
+                if run_id == last_run:
+                    row_out[:8] = [""] * 8  # the identity is on the run's first row
+                else:  # the run's first row carries its identity, time and diagnostics
                     last_run = run_id
                     exp, prob, plabel, method, label, seed, budget = evaluation[:7]
                     config = RunConfig(experiment=exp, problem=prob, method=method, seed=int(seed), budget=int(budget),
@@ -151,7 +162,7 @@ def export_summary(
                                        method_params=json.loads(method_params or "{}"), label=label,
                                        problem_label=plabel)
                     run_cells = [config_id(config), _g(wall, 6), _diagnostics_text(diagnostics)]
-                writer.writerow(_compact(tuple(evaluation)) + run_cells)
+                writer.writerow(row_out + run_cells)
                 n += 1
         return n
     finally:
@@ -170,8 +181,8 @@ def _diagnostics_text(stored: str | None) -> str:
     return "" if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=True)
 
 
-def _compact(row: tuple) -> list[object]:
-    """One store row as written: 9 significant digits for values, 3 for seconds, ``y`` empty if it reads as ``f``."""
+def _compact(row: tuple, noisy_values: bool = True) -> list[object]:
+    """One store row as written: 9 significant digits for values, 2 for seconds, ``y`` empty if it reads as ``f``."""
     *ident, t, y, f, regret, failed, ask_s, eval_s = row
     f_text = _g(f, 9)
     if y is None:
@@ -180,7 +191,9 @@ def _compact(row: tuple) -> list[object]:
         y_text = _g(y, 9)
         if f is not None and y_text == f_text:
             y_text = ""
-    return [*ident, t, y_text, f_text, _g(regret, 9), int(failed), _g(ask_s, 3), _g(eval_s, 3)]
+        elif not noisy_values:
+            y_text = "-"
+    return [*ident, t, y_text, f_text, _g(regret, 9), int(failed), _g(ask_s, 2), _g(eval_s, 2)]
 
 
 @dataclass(frozen=True)
@@ -197,7 +210,8 @@ class SummaryRun:
     t : ndarray of int, shape (n,)
         Evaluation indices, increasing.
     y, f, regret : ndarray of shape (n,)
-        Values as written (NaN where empty; ``y`` equal to ``f`` where it was left empty).
+        Values as written (NaN where empty; ``y`` equal to ``f`` where it was left empty, NaN
+        where it was not kept).
     failed : ndarray of bool, shape (n,)
     ask_seconds, eval_seconds : ndarray of shape (n,)
         Seconds of each proposal and each evaluation.
@@ -276,9 +290,16 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
             if header not in (SUMMARY_COLUMNS, _EVAL_COLUMNS):
                 raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:18]}, "
                                  f"expected {list(SUMMARY_COLUMNS)}")
+            ident: list[str] | None = None
             for line, row in enumerate(reader, start=2):
                 if len(row) != len(header):
                     raise ValueError(f"{len(row)} fields, expected {len(header)}")
+                if row[0]:
+                    ident = row[:8]
+                elif ident is None:
+                    raise ValueError("the first row of a run must name it (experiment is empty)")
+                else:
+                    row = ident + row[8:]
                 exp, prob, plabel, method, label, seed, budget, status, t, y, f, regret, failed, ask_s, eval_s = row[:15]
                 key = (exp, prob, plabel, method, label, int(seed), int(budget), status)
                 if len(row) > 15 and row[15]:
@@ -287,7 +308,7 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
                 cols = runs.setdefault(key, {k: [] for k in ("t", "y", "f", "regret", "failed", "ask", "eval")})
                 f_val = _number(f)
                 cols["t"].append(int(t))
-                cols["y"].append(f_val if y == "" else float(y))
+                cols["y"].append(f_val if y == "" else math.nan if y == "-" else float(y))
                 cols["f"].append(f_val)
                 cols["regret"].append(_number(regret))
                 cols["failed"].append(bool(int(failed)))
@@ -351,10 +372,13 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
         with gzip.open(path, "rt", newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
             next(reader)
+            key = None
             for row in reader:
-                exp, _, plabel, _, label, seed, budget = row[:7]
                 row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: no run columns
-                mine.setdefault((exp, plabel, label, int(seed), int(budget)), []).append(row)
+                if row[0]:  # a run's first row names it; the rows after it belong to it
+                    exp, _, plabel, _, label, seed, budget = row[:7]
+                    key = (exp, plabel, label, int(seed), int(budget))
+                mine.setdefault(key, []).append(row)
         runs.update(mine)  # a later file's copy of a run replaces the earlier one as a whole
     n = 0
     with gzip.open(out, "wt", newline="", compresslevel=9) as fh:

@@ -17,6 +17,20 @@ from hdbo.experiments import RunStore, run_many
 from hdbo.experiments.summary import SUMMARY_COLUMNS, config_id, export_summary, merge_summaries, read_summary
 
 
+def _filled(reader) -> list[dict[str, str]]:
+    """The rows of a summary with each run's identity (on its first row only) carried down."""
+    rows, ident = [], {}
+    for r in reader:
+        if r["experiment"]:
+            ident = {k: r[k] for k in ("experiment", "problem", "problem_label", "method", "label", "seed", "budget",
+                                       "status")}
+        else:
+            assert all(r[k] == "" for k in ident)  # written once per run
+            r = {**r, **ident}
+        rows.append(r)
+    return rows
+
+
 def test_summary_has_every_evaluation_and_no_points(tmp_path):
     configs = [make_config(seed=s, budget=5) for s in (0, 1)]
     run_many(tmp_path / "s.db", configs, progress=False)
@@ -24,7 +38,7 @@ def test_summary_has_every_evaluation_and_no_points(tmp_path):
     n = export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
     assert (tmp_path / "s.db").read_bytes() == before  # read-only
     with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = _filled(csv.DictReader(fh))
     assert n == len(rows) == 10 and tuple(rows[0]) == SUMMARY_COLUMNS
     with RunStore(tmp_path / "s.db") as store:
         for cfg in configs:
@@ -35,8 +49,8 @@ def test_summary_has_every_evaluation_and_no_points(tmp_path):
             # to the written precision: 9 significant digits for values, 3 for seconds
             assert_allclose([float(r["f"]) for r in mine], ev.f, rtol=5e-9, atol=0)
             assert_allclose([float(r["regret"]) for r in mine], ev.regret, rtol=5e-9, atol=1e-300)
-            assert_allclose([float(r["ask_seconds"]) for r in mine], ev.ask_seconds, rtol=5e-3, atol=0)
-            assert_allclose([float(r["eval_seconds"]) for r in mine], ev.eval_seconds, rtol=5e-3, atol=0)
+            assert_allclose([float(r["ask_seconds"]) for r in mine], ev.ask_seconds, rtol=5e-2, atol=0)
+            assert_allclose([float(r["eval_seconds"]) for r in mine], ev.eval_seconds, rtol=5e-2, atol=0)
             assert all(r["y"] == "" for r in mine)  # noise-free: y is f, left empty
     assert "x" not in rows[0]
     assert export_summary(tmp_path / "s.db", tmp_path / "none.csv.gz", experiments=["nope"]) == 0
@@ -62,10 +76,10 @@ def test_summary_is_compact_and_reads_back_with_y_as_f(tmp_path):
     run_many(tmp_path / "s.db", configs, progress=False)
     export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
     with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = _filled(csv.DictReader(fh))
     for r in rows:
         assert all(_digits(r[c]) <= 9 for c in ("y", "f", "regret") if r[c])
-        assert _digits(r["ask_seconds"]) <= 3 and _digits(r["eval_seconds"]) <= 3
+        assert _digits(r["ask_seconds"]) <= 2 and _digits(r["eval_seconds"]) <= 2
     assert [r["y"] for r in rows if r["seed"] == "0"] == [""] * 6  # noise-free: y left empty
     assert all(r["y"] and r["y"] != r["f"] for r in rows if r["seed"] == "1")  # noisy: y written
     runs = read_summary(tmp_path / "s.csv.gz")
@@ -75,7 +89,7 @@ def test_summary_is_compact_and_reads_back_with_y_as_f(tmp_path):
             ev = store.load_evaluations(store.find_run(cfg).id)
             assert_allclose(run.y, ev.y, rtol=5e-9, atol=0)  # the empty y of seed 0 read as f
             assert_allclose(run.f, ev.f, rtol=5e-9, atol=0)
-            assert_allclose(run.ask_seconds, ev.ask_seconds, rtol=5e-3, atol=0)
+            assert_allclose(run.ask_seconds, ev.ask_seconds, rtol=5e-2, atol=0)
             assert run.t.tolist() == list(range(6)) and not run.failed.any()
     assert not np.array_equal(runs[1].y, runs[1].f)
 
@@ -86,7 +100,7 @@ def test_failed_evaluations_and_unknown_optimum_stay_empty(tmp_path):
     run_many(tmp_path / "s.db", [cfg, unknown], progress=False)
     export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
     with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = _filled(csv.DictReader(fh))
     bad = [r for r in rows if r["failed"] == "1"]
     assert bad and all(r["y"] == r["f"] == r["regret"] == "" for r in bad)
     assert [(r["regret"], r["y"], bool(r["f"])) for r in rows if r["seed"] == "4"] == [("", "", True)] * 3
@@ -143,7 +157,7 @@ def test_summary_keeps_each_runs_identity_time_and_diagnostics(tmp_path):
     run_many(tmp_path / "s.db", configs, progress=False)
     export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
     with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        rows = _filled(csv.DictReader(fh))
     firsts = [r for r in rows if r["t"] == "0"]
     assert [r["config"] for r in firsts] == [config_id(c) for c in configs]
     assert all(r["config"] == r["wall_seconds"] == r["diagnostics"] == "" for r in rows if r["t"] != "0")
@@ -184,3 +198,17 @@ def test_summaries_of_the_older_layout_are_read_and_merged(tmp_path):
     assert merge_summaries([old, tmp_path / "new.csv.gz"], tmp_path / "both.csv.gz") == 4
     both = read_summary(tmp_path / "both.csv.gz")
     assert [(r.experiment, r.config == "") for r in both] == [("e", True), (configs[0].experiment, False)]
+
+
+def test_noisy_values_can_be_left_out(tmp_path):
+    """noisy_values=False: y is written '-' where it differs from f and read back as NaN."""
+    noisy = make_config(seed=1, budget=5, problem_params={"dim": 3, "noise_std": 0.1})
+    run_many(tmp_path / "s.db", [noisy], progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "n.csv.gz", noisy_values=False)
+    with gzip.open(tmp_path / "n.csv.gz", "rt", newline="") as fh:
+        rows = _filled(csv.DictReader(fh))
+    assert [r["y"] for r in rows] == ["-"] * 5 and all(r["f"] for r in rows)
+    (run,) = read_summary(tmp_path / "n.csv.gz")
+    assert np.isnan(run.y).all() and np.isfinite(run.f).all()
+    assert merge_summaries([tmp_path / "n.csv.gz"], tmp_path / "m.csv.gz") == 5
+    assert np.array_equal(read_summary(tmp_path / "m.csv.gz")[0].f, run.f)
