@@ -18,7 +18,8 @@ asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
 existed (15 columns) are still read, with an empty ``config``. To keep the file small:
 
 * the run's identity (``experiment`` to ``status``) is written on its first row only (a run's
-  rows are contiguous; an empty identity means "the run of the row above");
+  rows are contiguous; an empty identity means "the run of the row above"), and ``t`` only
+  where it is not the previous row's ``t`` plus one (an empty ``t`` means that);
 * ``y``, ``f`` and ``regret`` are written with 9 significant digits (``%.9g``), the seconds
   with 2 (``%.2g``);
 * with ``noisy_values=False`` the noisy ``y`` is not kept (written ``-``, read as NaN): the
@@ -144,7 +145,7 @@ def export_summary(
             args,
         )
         n = 0
-        last_run = None
+        last_run, last_t = None, -1
         with gzip.open(out, "wt", newline="", compresslevel=9) as fh:
             writer = csv.writer(fh)
             writer.writerow(SUMMARY_COLUMNS)
@@ -154,6 +155,8 @@ def export_summary(
                 row_out = _compact(tuple(evaluation), noisy_values)
                 if run_id == last_run:
                     row_out[:8] = [""] * 8  # the identity is on the run's first row
+                    if row_out[8] == last_t + 1:
+                        row_out[8] = ""  # t follows on
                 else:  # the run's first row carries its identity, time and diagnostics
                     last_run = run_id
                     exp, prob, plabel, method, label, seed, budget = evaluation[:7]
@@ -162,6 +165,7 @@ def export_summary(
                                        method_params=json.loads(method_params or "{}"), label=label,
                                        problem_label=plabel)
                     run_cells = [config_id(config), _g(wall, 6), _diagnostics_text(diagnostics)]
+                last_t = int(evaluation[8])
                 writer.writerow(row_out + run_cells)
                 n += 1
         return n
@@ -291,15 +295,22 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
                 raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:18]}, "
                                  f"expected {list(SUMMARY_COLUMNS)}")
             ident: list[str] | None = None
+            last_t = -1
             for line, row in enumerate(reader, start=2):
                 if len(row) != len(header):
                     raise ValueError(f"{len(row)} fields, expected {len(header)}")
-                if row[0]:
+                first = bool(row[0])
+                if first:
                     ident = row[:8]
                 elif ident is None:
                     raise ValueError("the first row of a run must name it (experiment is empty)")
                 else:
                     row = ident + row[8:]
+                if row[8] == "":
+                    if first:
+                        raise ValueError("t is empty on a run's first row")
+                    row = row[:8] + [str(last_t + 1)] + row[9:]
+                last_t = int(row[8])
                 exp, prob, plabel, method, label, seed, budget, status, t, y, f, regret, failed, ask_s, eval_s = row[:15]
                 key = (exp, prob, plabel, method, label, int(seed), int(budget), status)
                 if len(row) > 15 and row[15]:

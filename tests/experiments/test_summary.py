@@ -19,14 +19,18 @@ from hdbo.experiments.summary import SUMMARY_COLUMNS, config_id, export_summary,
 
 def _filled(reader) -> list[dict[str, str]]:
     """The rows of a summary with each run's identity (on its first row only) carried down."""
-    rows, ident = [], {}
+    rows, ident, last_t = [], {}, -1
     for r in reader:
         if r["experiment"]:
             ident = {k: r[k] for k in ("experiment", "problem", "problem_label", "method", "label", "seed", "budget",
                                        "status")}
+            assert r["t"] != ""
         else:
             assert all(r[k] == "" for k in ident)  # written once per run
             r = {**r, **ident}
+            if r["t"] == "":  # t written only where it does not follow on
+                r["t"] = str(last_t + 1)
+        last_t = int(r["t"])
         rows.append(r)
     return rows
 
@@ -208,6 +212,9 @@ def test_noisy_values_can_be_left_out(tmp_path):
     with gzip.open(tmp_path / "n.csv.gz", "rt", newline="") as fh:
         rows = _filled(csv.DictReader(fh))
     assert [r["y"] for r in rows] == ["-"] * 5 and all(r["f"] for r in rows)
+    with gzip.open(tmp_path / "n.csv.gz", "rt", newline="") as fh:
+        raw = list(csv.DictReader(fh))
+    assert [r["t"] for r in raw] == ["0", "", "", "", ""]  # t only where it does not follow on
     (run,) = read_summary(tmp_path / "n.csv.gz")
     assert np.isnan(run.y).all() and np.isfinite(run.f).all()
     assert merge_summaries([tmp_path / "n.csv.gz"], tmp_path / "m.csv.gz") == 5
