@@ -13,7 +13,26 @@ stage (SPEC P3.B.4). As implemented (SPEC P3.B.4 where the papers are silent):
 
 * ``mode="scaled"`` (default) is the form above; ``mode="offset"`` searches
   ``x = clip(x_{i-1} + A_i y)``, ``y in [-half_width, half_width]^d``, without the scale.
-  ``A_i`` has iid N(0, 1) entries, ``half_width = 1``. ``d = 5`` by default, at most D.
+  ``d = 5`` by default, at most D.
+* **Scale of the embedding.** Qian et al.'s released code draws ``A_i`` with iid
+  ``N(0, 1/d)`` entries and searches ``y in [-1, 1]^d`` (their SRE demo sets the variance to
+  ``1/d``; ZOOpt, by the same group, defaults ``variance_A`` to ``1/d``). Here ``A_i`` has
+  iid N(0, 1) entries and ``y in [-half_width, half_width]^d`` with default
+  ``half_width = 1/sqrt(d)``, the same set of points (``A y / sqrt(d)`` with
+  ``y in [-1, 1]^d``). SPEC P3.B.4 [PROPOSED] wrote N(0, 1) with ``y in [-1, 1]^d``
+  (``half_width=1``), which is sqrt(d) times wider: at d = 5 every coordinate of ``A y``
+  has standard deviation 1.29 for y uniform, so 44% of the coordinates of stage 1's points
+  were clipped onto a face of the box, against 8% with the authors' scale (the paper's
+  code wins over SPEC's proposal).
+* **No repeated evaluations.** The anchor's value is known (it enters the stage's GP at
+  ``(1, 0, ..., 0)``), yet a GP fitted on a stage's few points can put its UCB maximum on an
+  observed point (marginal likelihood then often explains the data as noise, so the
+  posterior mean at the best point wins). A proposal that repeats a told point (canonical
+  max-norm <= 1e-9) is replaced by a uniform point of the stage's latent box, which the
+  objective has not seen; :meth:`SRE.diagnostics` counts these (``n_repeats_avoided``).
+  Before this guard (with ``half_width=1``), on Branin hidden in D = 50 with the MS-UCB
+  spec's options, 5 of 10 runs of budget 60 repeated 1 or 2 evaluations (the best initial
+  point, the anchor) and 3 runs of budget 300 repeated 6, 22 and 1.
 * ``x_0 = 0`` (the centre of the box), so stage 1 searches ``clip(A_1 y)``. The anchor of a
   later stage is the **best point observed so far** (not necessarily the best point of the
   previous stage, which can be worse); its known value enters the stage's GP at its latent
@@ -31,13 +50,20 @@ stage (SPEC P3.B.4). As implemented (SPEC P3.B.4 where the papers are silent):
   ``beta_t = 0.2 k log 2t`` (k the latent dimension, t counted within the stage), maximized
   within ``acq_budget`` acquisition evaluations.
 
-Behaviour to expect (Branin embedded in D = 50, mean over 8 problem seeds of log10 simple
-regret; random search -0.35 at 60 and -0.63 at 100 evaluations): every stage is a clipped
-Gaussian embedding, so SRE shares REMBO's clipping distortion, and the stages are short.
-With d = 4, m = 5 (budget 100, stages of 26 + 4 x 18) it does not beat random search (-0.38
-at 100; ``mode="offset"``, ``half_width=0.5``: -0.85); with d = d_e = 2 and m = 2 (budget 60)
-it does (-1.24 at 60). Qian et al. target functions where every coordinate matters a little
-(low epsilon-effective dimension), where re-embedding around the best point pays off.
+Behaviour to expect. Branin hidden in D = 50 with the MS-UCB spec's options
+(``experiments/tranthe2020/fig1_d50.toml``, acquisition budget 500; d = 5, m = 5; problem and
+method seeds 0-2; median best Branin value, F* = 0.398; ``benchmarks/tt20_baselines_check.py``):
+random search 1.37 / 0.49 / 0.43 at 60 / 150 / 300 evaluations; SRE 1.96 / 0.56 / 0.49, where
+the scale SPEC proposed (``half_width=1``) without the repeat guard gave 2.02 / 1.56 / 1.37 and
+repeated 2, 4 and 29 evaluations of the 3 runs at 60, 150 and 300. At 60 evaluations the
+four later stages have 8 evaluations each, 4 of them random, so SRE trails random search
+there (seeds 0-9: median 1.29 against 0.93). Every stage is a clipped Gaussian embedding, so
+SRE shares REMBO's clipping distortion. Measured with ``half_width=1`` (mean over 8 problem
+seeds of log10 simple regret; random search -0.35 at 60 and -0.63 at 100 evaluations): d = 4,
+m = 5 (budget 100, stages of 26 + 4 x 18) -0.38 at 100 (``mode="offset"``,
+``half_width=0.5``: -0.85); d = d_e = 2, m = 2 (budget 60) -1.24 at 60. Qian et al. target
+functions where every coordinate matters a little (low epsilon-effective dimension), where
+re-embedding around the best point pays off.
 
 References
 ----------
@@ -69,6 +95,7 @@ __all__ = ["SRE"]
 Array = NDArray[np.float64]
 
 _DEFAULT_STAGE_LENGTH = 30
+_REPEAT_TOL = 1e-9  # a proposal within this canonical max-norm distance of a told point repeats it
 
 
 @register
@@ -85,8 +112,9 @@ class SRE(EmbeddingGPMethod):
         Number of planned stages (embeddings).
     mode : {"scaled", "offset"}, default "scaled"
         ``clip(alpha x_prev + A y)`` (Qian et al.) or ``clip(x_prev + A y)``.
-    half_width : float, default 1.0
-        Half width of the box of y.
+    half_width : float, optional
+        Half width of the box of y; default ``1/sqrt(d)`` (Qian et al.'s code: ``A`` with
+        N(0, 1/d) entries and ``y in [-1, 1]^d``; see the module docstring).
     stage_init : int, optional
         Uniform latent points at the start of every stage after the first; default
         ``max(1, n_init // m)``.
@@ -127,7 +155,7 @@ class SRE(EmbeddingGPMethod):
         d: int | None = None,
         m: int = 5,
         mode: str = "scaled",
-        half_width: float = 1.0,
+        half_width: float | None = None,
         stage_init: int | None = None,
         stage_length: int | None = None,
         **kwargs: Any,
@@ -136,7 +164,12 @@ class SRE(EmbeddingGPMethod):
         self.d = default_low_dim(d, self.dim)
         self.m = check_int(m, "m", low=1, high=10_000)  # stages; the paper uses m = 5
         self.mode = check_choice(mode, "mode", ("scaled", "offset"))
-        self.half_width = check_real(half_width, "half_width", low=0, low_inclusive=False)
+        # Qian et al.'s code: A with N(0, 1/d) entries on y in [-1, 1]^d, i.e. N(0, 1) entries on
+        # [-1/sqrt(d), 1/sqrt(d)]^d. SPEC P3.B.4 [PROPOSED] has N(0, 1) on [-1, 1]^d; the paper's
+        # code wins (module docstring).
+        hw = 1.0 / math.sqrt(self.d) if half_width is None else half_width
+        self.half_width = check_real(hw, "half_width", low=0, low_inclusive=False)
+        self._n_repeats_avoided = 0
         self.stage_init = check_int(stage_init, "stage_init", low=1, allow_none=True, high=MAX_COUNT)
         self.stage_length = check_int(stage_length, "stage_length", low=1, allow_none=True, high=MAX_COUNT)
         self.stage_ = -1
@@ -253,15 +286,30 @@ class SRE(EmbeddingGPMethod):
             return self._lift(w)
         return GPMethod._ask(self)
 
+    def _acquire(self, gp: Any) -> Array:
+        """The acquisition's proposal, or a uniform latent point of the stage if it repeats a told point."""
+        u = super()._acquire(gp)
+        if self.n_told and np.min(np.max(np.abs(self.to_canonical(self.X_all) - u), axis=1)) <= _REPEAT_TOL:
+            # the objective is deterministic: a repeat (often the anchor, latent (1, 0, ..., 0))
+            # teaches nothing; explore the stage's latent box instead
+            self._n_repeats_avoided += 1
+            w = self.latent_box.sample(1, self.rng)[0]
+            self._pending = w
+            u = self._lift(w)
+        return u
+
     # ------------------------------------------------------------------ state
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
-        state.update(stage=self.stage_, anchor_index=self._anchor_index)
+        state.update(stage=self.stage_, anchor_index=self._anchor_index, n_repeats_avoided=self._n_repeats_avoided)
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         self.stage_ = internal_int(state, "stage", low=-1, high=self.stage_of(self.n_told))
         self._anchor_index = internal_int(state, "anchor_index", low=0, high=self.n_told - 1, allow_none=True)
+        # states written before the repeat guard have no counter
+        self._n_repeats_avoided = (internal_int(state, "n_repeats_avoided", low=0, high=self.n_told)
+                                   if "n_repeats_avoided" in state else 0)
         if self._anchor_index is not None and not np.isfinite(self._y[self._anchor_index]):
             raise StateError(f"state['internal']['anchor_index'] must name a successful evaluation, got "
                              f"{self._anchor_index} (a failed one)")
@@ -275,7 +323,9 @@ class SRE(EmbeddingGPMethod):
         dict
             Also ``stage`` (1-based current stage, 0 before the first ask), ``m``,
             ``stage_lengths`` (the plan), ``stage_best`` (best successful value told in each
-            stage so far, None for a stage without one) and ``mode``.
+            stage so far, None for a stage without one), ``mode`` and ``n_repeats_avoided``
+            (GP-UCB proposals that repeated a told point and were replaced by a uniform latent
+            point).
         """
         info = super().diagnostics()
         y = self.y_all
@@ -284,5 +334,6 @@ class SRE(EmbeddingGPMethod):
             seg = y[self._stage_start(k): self._stage_start(k + 1)]
             seg = seg[np.isfinite(seg)]
             best.append(float(seg.max()) if seg.size else None)
-        info.update(stage=self.stage_ + 1, m=self.m, stage_lengths=self.stage_lengths, stage_best=best, mode=self.mode)
+        info.update(stage=self.stage_ + 1, m=self.m, stage_lengths=self.stage_lengths, stage_best=best, mode=self.mode,
+                    n_repeats_avoided=self._n_repeats_avoided)
         return info
