@@ -112,9 +112,11 @@ class Auto(GPMethod):
         Styblinski-Tang but cost the rotated Hartmann-6 problems (mean rank 1.99 against
         1.92 for the two-arm default; ``benchmarks/dev_sweep_2026-11-26.md``). And
         ``"ucb"``: the global search with GP-UCB's acquisition (``mean + sqrt(beta_t) std``,
-        beta_t of :class:`~hdbo.methods.gp_ucb.GPUCB`'s default schedule with d = D) instead
-        of LogEI, which explores more (GP-UCB is the better of the two on the suite's
-        HalfCheetah).
+        beta_t from ``ucb_beta``) instead of LogEI, which explores more (GP-UCB is the better
+        of the two on the suite's HalfCheetah).
+    ucb_beta : str or float, default "kandasamy2015"
+        beta_t of the ``"ucb"`` arm: a schedule name of :mod:`hdbo.acquisition.schedules`
+        (``d`` = D) or a constant, as ``beta`` of :class:`~hdbo.methods.gp_ucb.GPUCB`.
 
     Raises
     ------
@@ -137,7 +139,8 @@ class Auto(GPMethod):
 
     def __init__(self, bounds: Box | ArrayLike, *, xi: float = 0.0, strategy: str = "bandit",
                  incumbent: str = "posterior-mean", bandit_window: int = 20,
-                 bandit_arms: Sequence[str] = _DEFAULT_ARMS, **kwargs: Any) -> None:
+                 bandit_arms: Sequence[str] = _DEFAULT_ARMS, ucb_beta: str | float = "kandasamy2015",
+                 **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
         self.xi = check_real(xi, "xi", low=0)
         self.strategy = check_choice(strategy, "strategy", _STRATEGIES)
@@ -149,12 +152,16 @@ class Auto(GPMethod):
         if len(arms) < 2 or len(set(arms)) != len(arms):
             raise ValueError(f"bandit_arms must name at least two distinct arms of {list(_ARMS)}, got {list(arms)}")
         self.bandit_arms = arms
+        self.ucb_beta = ucb_beta
+        try:
+            self._ucb_beta_fn = resolve_beta(ucb_beta, None, self.dim)  # validates it now
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"ucb_beta: {exc}") from None
         self._check_maximizer_dim(self.dim)
         self._tr = {"length": _TR_INIT, "succ": 0, "fail": 0, "best": None}
         # outcomes [arm, improved] of the model-based proposals, and the proposal in flight
         self._outcomes: list[list[int]] = []
         self._pending: int | None = None
-        self._ucb_beta: Any = None  # beta_t of the "ucb" arm, made when first used
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         # The history already holds the new value when this hook runs: the best before it is
@@ -227,9 +234,7 @@ class Auto(GPMethod):
         if _ARMS[arm] == "uniform":
             return self.space.sample(1, self.rng)[0]
         if _ARMS[arm] == "ucb":
-            if self._ucb_beta is None:
-                self._ucb_beta = resolve_beta("kandasamy2015", None, self.dim)
-            ucb = UCB(gp, float(self._ucb_beta(self.iteration)))
+            ucb = UCB(gp, float(self._ucb_beta_fn(self.iteration)))
             return self._maximize(ucb, ucb.value_and_grad)
         X = self.X_obs
         if self.incumbent == "observed" or not X.shape[0]:

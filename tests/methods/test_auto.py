@@ -185,6 +185,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     ("bandit_arms", ["global", "lucky"], ValueError), ("bandit_arms", "global", TypeError),
     ("strategy", "turbo", ValueError), ("incumbent", "best", ValueError),
     ("bandit_window", 0, ValueError), ("bandit_window", 2.5, TypeError), ("xi", -1.0, ValueError),
+    ("ucb_beta", -1.0, ValueError), ("ucb_beta", "nope", ValueError),
 ])
 def test_invalid_options_name_the_argument(option, value, error):
     with pytest.raises(error, match=option):
