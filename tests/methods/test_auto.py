@@ -28,7 +28,7 @@ def test_choice_is_recorded_and_restored_with_the_state():
         x = m.ask()
         m.tell(x, -_sphere(x))
     diag = m.diagnostics()
-    assert diag["choice"] in ("global", "trust-region") and "LogEI" in diag["reason"]
+    assert diag["choice"] in ("global", "trust-region", "ucb") and "LogEI" in diag["reason"]
     assert sum(diag["proposals"].values()) == 3  # 7 evaluations, 4 of them the initial design
     assert len([k for k in diag["hyperparameters"] if k.startswith("lengthscale")]) == 4
     state = json.loads(json.dumps(m.state_dict()))
@@ -105,7 +105,7 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
         m.tell(x, -_sphere(x))
     assert len(m._outcomes) == 8
     diag = m.diagnostics()
-    assert diag["choice"] in ("global", "trust-region") and sum(diag["proposals"].values()) == 8
+    assert diag["choice"] in ("global", "trust-region", "ucb") and sum(diag["proposals"].values()) == 8
     counts = m._arm_counts()  # the window holds the last 4 outcomes only
     assert sum(sum(c) for c in counts.values()) == 4
     assert set(counts) == {"global", "trust-region"}
@@ -133,7 +133,7 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
 def test_uniform_arm_draws_without_the_model_and_wins_when_it_improves(monkeypatch):
     """The bandit's optional third arm, a uniform draw: it never runs the acquisition search,
     is recorded like the others, and is drawn mostly when it alone has been improving."""
-    assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region")
+    assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region", "ucb")
     m = make_method("auto", [(-2.0, 3.0)] * 4, seed=3, n_init=3, acq_budget=100,
                     bandit_arms=("global", "trust-region", "uniform"))
     for x in np.random.default_rng(1).uniform(-2.0, 3.0, (3, 4)):
@@ -158,7 +158,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     from hdbo.methods.gp_ucb import resolve_beta
 
     m = make_method("auto", [(0.0, 1.0)] * 5, seed=2, n_init=4, acq_budget=100,
-                    bandit_arms=("global", "trust-region", "ucb"))
+                    bandit_arms=("global", "trust-region", "ucb"), ucb_beta="kandasamy2015")
     for x in np.random.default_rng(0).random((4, 5)):
         m.tell(x, -_sphere(x))
     seen = []
@@ -173,6 +173,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     x = m.ask()
     assert seen[0][0] == UCB.__name__ and seen[0][2] is None  # over the whole box
     assert seen[0][1] == pytest.approx(float(resolve_beta("kandasamy2015", None, 5)(m.iteration)))
+    assert make_method("auto", [(0.0, 1.0)] * 5).ucb_beta == 4.0
     assert m.diagnostics()["choice"] == "ucb"
     m.tell(x, 5.0)
     assert m._outcomes[-1] == [3, 1]
