@@ -133,7 +133,7 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
 def test_uniform_arm_draws_without_the_model_and_wins_when_it_improves(monkeypatch):
     """The bandit's optional third arm, a uniform draw: it never runs the acquisition search,
     is recorded like the others, and is drawn mostly when it alone has been improving."""
-    assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region", "ucb")
+    assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region")
     m = make_method("auto", [(-2.0, 3.0)] * 4, seed=3, n_init=3, acq_budget=100,
                     bandit_arms=("global", "trust-region", "uniform"))
     for x in np.random.default_rng(1).uniform(-2.0, 3.0, (3, 4)):
