@@ -30,11 +30,23 @@ Examples
 from __future__ import annotations
 
 from .plugins import load_plugins
-from .report import ClaimCheck, Comparison, GroupSummary, aggregate, check_claims, render_markdown, write_report
+from .index import write_index
+from .report import (
+    MIN_RUNS,
+    ClaimCheck,
+    Comparison,
+    GroupSummary,
+    SpecScope,
+    aggregate,
+    check_claims,
+    claims_summary,
+    render_markdown,
+    write_report,
+)
 from .resources import check_memory, estimate_run_memory
 from .runner import RunResult, RunSummary, run_many, run_one
 from .suite_report import write_suite_report
-from .summary import SummaryRun, export_summary, merge_summaries, read_summary
+from .summary import SummaryRun, config_id, export_summary, merge_summaries, read_summary
 from .spec import Claim, ExperimentSpec, ReferenceValue, SpecError, find_specs, load_spec, parse_spec
 from .store import (
     SCHEMA_VERSION,
@@ -84,6 +96,7 @@ __all__ = [
     "merge_summaries",
     "read_summary",
     "SummaryRun",
+    "config_id",
     "write_suite_report",
     # reports
     "aggregate",
@@ -93,4 +106,8 @@ __all__ = [
     "GroupSummary",
     "ClaimCheck",
     "Comparison",
+    "claims_summary",
+    "SpecScope",
+    "MIN_RUNS",
+    "write_index",
 ]
