@@ -110,8 +110,8 @@ def test_report_of_real_runs_matches_the_store(tmp_path, monkeypatch):
             assert_allclose([float(row["min"]), float(row["max"])], [best.min(), best.max()], rtol=1e-5)
             assert [row[f"all runs: {k}"] for k in ("median", "min", "max")] == [row[k] for k in
                                                                                 ("median best", "min", "max")]
-            assert_allclose(float(row["median proposal s"]), np.median(ask), rtol=1e-2)
-            assert_allclose(float(row["max proposal s"]), np.max(ask), rtol=1e-2)
+            assert_allclose(float(row["median proposal s"]), np.median(ask), rtol=5e-2)  # seconds have 2 significant digits
+            assert_allclose(float(row["max proposal s"]), np.max(ask), rtol=5e-2)
     medians = {label: float(r["median best"]) for label, r in rows.items()}
     ranks = {label: int(r["rank"]) for label, r in rows.items()}
     assert ranks["Random"] == ranks["Random twin"]  # same method, same seeds: a tie
