@@ -48,9 +48,15 @@ class History:
     y : ndarray of shape (n,)
         Objective values as the user's function returned them (NaN for failures).
     ask_seconds, eval_seconds, seconds : ndarray of shape (n,)
-        Wall time spent proposing each point, evaluating it, and both (per iteration).
+        Wall time spent proposing each point (a batch's time shared among its points),
+        evaluating it (measured where it ran), and both.
     errors : list of (int, str)
         ``(index, message)`` for every failed evaluation.
+    ask_order : ndarray of int, shape (n,)
+        Position of each evaluation in the order the points were asked. Entries are in the
+        order the evaluations completed (and were told), so with several evaluations in
+        flight (``n_workers > 1``) ``ask_order`` is a permutation; run sequentially it is
+        ``0, 1, ..., n - 1``.
     """
 
     X: NDArray[np.float64]
@@ -58,6 +64,11 @@ class History:
     ask_seconds: NDArray[np.float64]
     eval_seconds: NDArray[np.float64]
     errors: list[tuple[int, str]] = field(default_factory=list)
+    ask_order: NDArray[np.int64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.ask_order is None:
+            self.ask_order = np.arange(len(self.y))
 
     @property
     def seconds(self) -> NDArray[np.float64]:
@@ -121,17 +132,17 @@ class OptimizeResult:
 class Optimizer:
     """Ask/tell interface to any registered method.
 
-    One evaluation is in flight at a time: call :meth:`ask`, evaluate the point, then
-    :meth:`tell` its value before asking again. Batch or parallel suggestions (several
-    pending points) are not supported yet. The methods keep no record of points asked but
-    not told, so a second :meth:`ask` without a :meth:`tell` ignores the first point:
-    ``"direct"`` and the GP methods with ``maximizer="direct"`` return the same point again,
-    and methods that draw random numbers while asking (``"random"``, the GP methods'
-    default local acquisition search, the decomposition search of ``"add-gp-ucb"``) return
-    another point chosen without regard to the pending one. An
-    extra ask may also advance the method's random stream, so the run then differs from
-    the seeded run without it. To use several workers, run independent optimizations
-    (different seeds or problems, e.g. ``hdbo run --workers``).
+    Call :meth:`ask` for a point (or ``ask(n)`` for a batch), evaluate it wherever you like,
+    and :meth:`tell` its value. Points asked and not yet told are *pending*
+    (:attr:`pending`): the next ``ask`` accounts for them, so several evaluations can be in
+    flight at once and be told back in any order (asynchronous use: ask one point whenever
+    a worker frees up). GP methods condition their posterior on the pending points at the
+    posterior mean (GP-BUCB; the Kriging believer for EI), so a batch is spread out. A method
+    that must see results before it can propose more (``"direct"``, the sequential tests of
+    ``"hds"``) returns fewer points from ``ask(n)``, and ``ask()`` raises
+    :class:`~hdbo.exceptions.PendingError`. An evaluation that will never be told can be
+    dropped with :meth:`cancel`. Run sequentially (each point told before the next ask), a
+    seeded run gives the same points as before batches existed.
 
     Parameters
     ----------
@@ -170,15 +181,18 @@ class Optimizer:
     >>> opt.best[1] == float(x @ x)
     True
 
-    No pending-point handling: a deterministic acquisition search asked twice proposes the
-    same point.
+    A batch of four distinct points, told back in another order:
 
-    >>> opt = Optimizer([(0, 1)] * 2, method="gp-ucb", seed=0, n_init=2, acq_budget=50, maximizer="direct")
+    >>> opt = Optimizer([(0, 1)] * 2, method="gp-ucb", seed=0, n_init=2, acq_budget=50)
     >>> for _ in range(2):
     ...     x = opt.ask()
     ...     opt.tell(x, float(x.sum()))
-    >>> bool((opt.ask() == opt.ask()).all())
-    True
+    >>> X = opt.ask(4)
+    >>> X.shape, opt.n_pending, len({tuple(row) for row in X})
+    ((4, 2), 4, 4)
+    >>> opt.tell(X[::-1], [float(x.sum()) for x in X[::-1]])
+    >>> opt.n_pending, opt.n_told
+    (0, 6)
     """
 
     def __init__(
@@ -218,48 +232,98 @@ class Optimizer:
         """Evaluations told so far."""
         return self.method.n_told
 
-    def ask(self) -> NDArray[np.float64]:
-        """The next point to evaluate.
+    @property
+    def pending(self) -> NDArray[np.float64]:
+        """Points asked and not yet told, shape (n_pending, D), in asking order."""
+        return self.method.pending
 
-        Tell its value (:meth:`tell`) before asking again: there is no pending-point
-        handling, and a model-based method asked twice returns the same point.
+    @property
+    def n_pending(self) -> int:
+        """Number of pending points."""
+        return self.method.n_pending
 
-        Returns
-        -------
-        ndarray of shape (D,)
-            A point inside the bounds, in the user's units.
-        """
-        return self.method.ask()
+    def ask(self, n: int | None = None) -> NDArray[np.float64]:
+        """The next point to evaluate, or a batch of up to ``n`` distinct points.
 
-    def tell(self, x: ArrayLike, y: float | None, *, error: str | None = None) -> None:
-        """Report the objective value ``y`` at ``x`` (None/NaN/inf: a failed evaluation).
+        Each point returned is pending until told (see the class docstring).
 
         Parameters
         ----------
-        x : array_like of shape (D,)
-            The point evaluated, normally the one :meth:`ask` returned.
-        y : float or None
-            The objective value in the user's sign; None, NaN or inf records a failed
+        n : int, optional
+            Number of points wanted; without it, one point.
+
+        Returns
+        -------
+        ndarray of shape (D,), or (m, D) with ``m <= n`` when ``n`` is given
+            Points inside the bounds, in the user's units; ``m < n`` only for a method that
+            must see results first (its docstring says when).
+
+        Raises
+        ------
+        TypeError, ValueError
+            ``n`` is not an int >= 1.
+        hdbo.exceptions.PendingError
+            Without ``n``: the method cannot propose before a pending point is told.
+        """
+        return self.method.ask(n)
+
+    def tell(self, x: ArrayLike, y: Any, *, error: str | None = None) -> None:
+        """Report the objective value ``y`` at ``x`` (None/NaN/inf: a failed evaluation), or a batch.
+
+        Parameters
+        ----------
+        x : array_like of shape (D,) or (n, D)
+            The point(s) evaluated, normally ones :meth:`ask` returned (any point of the box
+            may be told; a pending one stops being pending).
+        y : float or None, or a sequence of n of them when ``x`` is a batch
+            The objective value(s) in the user's sign; None, NaN or inf records a failed
             evaluation (kept in the history, never shown to the model).
         error : str, optional
-            Why the evaluation failed (kept in the history).
+            Why the evaluation(s) failed (kept in the history for each failed one).
 
         Raises
         ------
         TypeError
-            ``y`` is not a real number or None.
+            A value is not a real number or None.
         ValueError
-            ``x`` does not have shape (D,) or is outside the bounds.
+            ``x`` does not have shape (D,) or (n, D), is outside the bounds, or a batch has
+            another number of values than points.
         """
-        value = None if y is None else y
-        if value is not None:
-            try:
-                value = float(value)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"y must be a real number or None, got {type(y).__name__}") from exc
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            arr = None  # not numbers: the method's check names x
+        if arr is None or arr.ndim != 2:
+            self._tell_one(x, y, error)
+            return
+        if y is None or np.ndim(y) == 0:
+            raise ValueError(f"tell got {arr.shape[0]} points (x of shape {arr.shape}) but a single value; "
+                             "give one value per point")
+        values = list(y)
+        if len(values) != arr.shape[0]:
+            raise ValueError(f"tell got {arr.shape[0]} points (x of shape {arr.shape}) but {len(values)} value(s)")
+        for i, row in enumerate(arr):
+            self.bounds.check_point(row, name=f"x[{i}]")  # all checked before any is recorded
+        for i, v in enumerate(values):
+            _tell_value(v, f"y[{i}]")
+        for row, v in zip(arr, values):
+            self._tell_one(row, v, error)
+
+    def _tell_one(self, x: ArrayLike, y: Any, error: str | None) -> None:
+        value = _tell_value(y, "y")
         self.method.tell(x, None if value is None else self._sign * value)
         if value is None or not np.isfinite(value):
             self._errors.append((self.method.n_told - 1, error or f"non-finite value {value!r}"))
+
+    def cancel(self, x: ArrayLike | None = None) -> int:
+        """Drop pending points that will never be told (all of them when ``x`` is None).
+
+        Returns
+        -------
+        int
+            Number of pending points dropped. See :meth:`hdbo.methods.Method.cancel`.
+        """
+        return self.method.cancel(x)
 
     @property
     def best(self) -> tuple[NDArray[np.float64], float] | None:
@@ -355,6 +419,16 @@ class Optimizer:
         return obj
 
 
+def _tell_value(y: Any, name: str) -> float | None:
+    """A told value as a float (None stays None); TypeError naming ``name`` otherwise."""
+    if y is None:
+        return None
+    try:
+        return float(y)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real number or None, got {type(y).__name__}") from exc
+
+
 def _scalar(raw: Any) -> float | None:
     """The objective's return value as a float (None stays None: a failed evaluation).
 
@@ -390,7 +464,16 @@ def _optimize(
     progress: bool,
     method_options: dict[str, Any],
     blas_threads: int | None = 1,
+    n_workers: int = 1,
+    executor: Any = None,
 ) -> OptimizeResult:
+    if isinstance(n_workers, bool) or not isinstance(n_workers, (int, np.integer)):
+        raise TypeError(f"n_workers must be an int, got {type(n_workers).__name__}")
+    if n_workers < 1:
+        raise ValueError(f"n_workers must be >= 1, got {n_workers}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must have a submit(fn, *args) method returning a future (a concurrent.futures "
+                        f"executor or a dask.distributed.Client), got {type(executor).__name__}")
     if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)
                                      or blas_threads < 1):
         raise ValueError(f"blas_threads must be an int >= 1 or None, got {blas_threads!r}")
@@ -411,6 +494,13 @@ def _optimize(
     ask_s, eval_s = [], []
     status = 0
     bar = Progress(int(budget), enabled=progress, desc=f"hdbo {method}", unit="eval", leave=False)
+    if n_workers > 1 or executor is not None:
+        try:
+            ask_s, eval_s, order, status = _run_in_flight(opt, fun, args, int(budget), int(n_workers), executor,
+                                                          callback, on_error, bar, blas_threads)
+        finally:
+            bar.close()
+        return _result(opt, ask_s, eval_s, order, status)
     try:
         for _ in range(int(budget)):
             t0 = time.perf_counter()
@@ -445,8 +535,15 @@ def _optimize(
                 break
     finally:
         bar.close()
+    return _result(opt, ask_s, eval_s, list(range(len(ask_s))), status)
+
+
+def _result(opt: Optimizer, ask_s: list[float], eval_s: list[float], order: list[int], status: int
+            ) -> OptimizeResult:
+    """The :class:`OptimizeResult` of a finished loop."""
     X, y = opt.history
-    history = History(X=X, y=y, ask_seconds=np.array(ask_s), eval_seconds=np.array(eval_s), errors=list(opt._errors))
+    history = History(X=X, y=y, ask_seconds=np.array(ask_s, dtype=float), eval_seconds=np.array(eval_s, dtype=float),
+                      errors=list(opt._errors), ask_order=np.array(order, dtype=np.int64))
     best = opt.best
     nfailed = int(np.sum(history.failed))
     if best is None:
@@ -471,6 +568,98 @@ def _optimize(
     )
 
 
+def _evaluate_remote(fun: Callable[..., Any], x: NDArray[np.float64], args: tuple[Any, ...], record: bool
+                     ) -> tuple[Any, str | None, float]:
+    """Run ``fun(x, *args)`` where the executor runs it: ``(raw value, error text or None, seconds)``.
+
+    With ``record`` an exception of the objective comes back as text (the failure policy);
+    anything else the executor raises (a function it cannot send to a process, a lost
+    worker) reaches the caller as an exception.
+    """
+    t0 = time.perf_counter()
+    try:
+        raw = fun(x, *args)
+    except Exception as exc:  # noqa: BLE001 - the failure policy records it
+        if not record:
+            raise
+        return None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
+    return raw, None, time.perf_counter() - t0
+
+
+def _run_in_flight(opt: Optimizer, fun: Callable[..., Any], args: tuple[Any, ...], budget: int, n_workers: int,
+                   executor: Any, callback: Any, on_error: str, bar: Progress, blas_threads: int | None
+                   ) -> tuple[list[float], list[float], list[int], int]:
+    """Keep ``n_workers`` evaluations in flight on ``executor``; tell each result as it completes.
+
+    Returns the per-evaluation ask and evaluation seconds and ask positions, in the order of
+    completion, and the status (0 budget used, 2 callback, 3 method done). After a stop
+    (callback or method done) the evaluations already in flight are waited for and told.
+    """
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
+    own = executor is None
+    pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="hdbo-eval") if own else executor
+    done_q: "queue.Queue[Any]" = queue.Queue()
+    in_flight: dict[Any, tuple[int, NDArray[np.float64], float]] = {}
+    ask_s: list[float] = []
+    eval_s: list[float] = []
+    order: list[int] = []
+    submitted, status, stop = 0, 0, False
+    record = on_error == "record"
+    extra = {"pure": False} if type(pool).__module__.split(".")[0] == "distributed" else {}
+    try:
+        while True:
+            free = min(n_workers - len(in_flight), budget - submitted)
+            if free > 0 and not stop:
+                t0 = time.perf_counter()
+                with limit_blas_threads(blas_threads):
+                    X = opt.ask(free)
+                share = (time.perf_counter() - t0) / max(len(X), 1)
+                for x in X:
+                    # a Dask client would merge equal tasks (pure=True): each evaluation is its own
+                    fut = pool.submit(_evaluate_remote, fun, x.copy(), args, record, **extra)
+                    in_flight[fut] = (submitted, x, share)
+                    submitted += 1
+                    fut.add_done_callback(done_q.put)
+                if not in_flight:
+                    raise RuntimeError(f"method {opt.method.name!r} proposed no point with none in flight")
+            if not in_flight:
+                break
+            fut = done_q.get()
+            k, x, share = in_flight.pop(fut)
+            try:
+                raw, error, seconds = fut.result()
+            except Exception:  # noqa: BLE001 - the objective raised (on_error="raise") or the executor failed
+                raise
+            value = None if error is not None else _scalar(raw)
+            if error is not None:
+                warnings.warn(f"objective raised at evaluation {opt.n_told}: {error}; recorded as failed",
+                              RuntimeWarning, stacklevel=4)
+            elif value is not None and not np.isfinite(value):
+                warnings.warn(f"objective returned {value} at evaluation {opt.n_told}; recorded as failed",
+                              RuntimeWarning, stacklevel=4)
+            opt.tell(x, value, error=error)
+            ask_s.append(share)
+            eval_s.append(float(seconds))
+            order.append(k)
+            best = opt.best
+            bar.update(postfix="no success yet" if best is None else f"best={best[1]:.6g}")
+            if not stop and callback is not None and value is not None and np.isfinite(value) and callback(x, value):
+                status, stop = 2, True
+            if not stop and opt.method.done:
+                status, stop = 3, True
+    except BaseException:
+        for fut in in_flight:
+            fut.cancel()
+        opt.cancel()
+        raise
+    finally:
+        if own:
+            pool.shutdown(wait=False, cancel_futures=True)
+    return ask_s, eval_s, order, status
+
+
 def minimize(
     fun: Callable[..., Any],
     bounds: Box | ArrayLike,
@@ -483,6 +672,8 @@ def minimize(
     on_error: str = "record",
     progress: bool = False,
     blas_threads: int | None = 1,
+    n_workers: int = 1,
+    executor: Any = None,
     **method_options: Any,
 ) -> OptimizeResult:
     """Minimize an expensive black-box function over a box.
@@ -516,6 +707,20 @@ def minimize(
         hidden in D = 300 (budget 100) took 105 s with OpenBLAS's default threads and 14 s with
         one, while three other processes shared the two cores. The environment variables are
         set for the block, and ``threadpoolctl`` (the ``fast`` extra) limits a BLAS already loaded.
+    n_workers : int, default 1
+        Evaluations kept in flight at once. With ``n_workers > 1`` (or an ``executor``) the
+        points are asked as workers free up (``Optimizer.ask(n)``, so a GP method accounts for
+        the points still out) and told as the evaluations complete; the history is in the
+        order of completion (``history.ask_order`` gives the order of asking). The budget
+        counts evaluations; the failure policy is unchanged; after a callback stops the run,
+        the evaluations already in flight are waited for and recorded.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where evaluations run: anything with ``submit(fn, *args)`` returning a future with
+        ``result()`` and ``add_done_callback``. Default: a thread pool of ``n_workers``
+        threads, made and shut down here (right for objectives that wait on a simulator, a
+        subprocess or a remote job, or release the GIL). A ``ProcessPoolExecutor`` or a
+        Dask client needs a picklable ``fun`` (a module-level function, not a lambda) and
+        ``n_workers`` should match its workers. The executor is not shut down.
     **method_options
         Options of the method, e.g. ``n_init=5`` or ``acq_budget=500``.
 
@@ -528,9 +733,10 @@ def minimize(
     Raises
     ------
     ValueError
-        Bad bounds, unknown method, budget <= 0, bad ``on_error``.
+        Bad bounds, unknown method, budget <= 0, bad ``on_error``, ``n_workers < 1``.
     TypeError
-        ``fun`` not callable, non-integer budget, unknown method option.
+        ``fun`` not callable, non-integer budget or ``n_workers``, an ``executor`` without
+        ``submit``, unknown method option.
 
     Examples
     --------
@@ -542,7 +748,7 @@ def minimize(
     """
     return _optimize(fun, bounds, direction="minimize", method=method, budget=budget, seed=seed, args=args,
                      callback=callback, on_error=on_error, progress=progress, method_options=method_options,
-                     blas_threads=blas_threads)
+                     blas_threads=blas_threads, n_workers=n_workers, executor=executor)
 
 
 def maximize(
@@ -557,6 +763,8 @@ def maximize(
     on_error: str = "record",
     progress: bool = False,
     blas_threads: int | None = 1,
+    n_workers: int = 1,
+    executor: Any = None,
     **method_options: Any,
 ) -> OptimizeResult:
     """Maximize an expensive black-box function over a box.
@@ -587,6 +795,10 @@ def maximize(
         Show progress on stderr (see :func:`minimize`).
     blas_threads : int or None, default 1
         Most BLAS threads while the method proposes a point (see :func:`minimize`).
+    n_workers : int, default 1
+        Evaluations kept in flight at once (see :func:`minimize`).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where evaluations run (see :func:`minimize`).
     **method_options
         Options of the method.
 
@@ -598,9 +810,10 @@ def maximize(
     Raises
     ------
     ValueError
-        Bad bounds, unknown method, budget <= 0, bad ``on_error``.
+        Bad bounds, unknown method, budget <= 0, bad ``on_error``, ``n_workers < 1``.
     TypeError
-        ``fun`` not callable, non-integer budget, unknown method option.
+        ``fun`` not callable, non-integer budget or ``n_workers``, an ``executor`` without
+        ``submit``, unknown method option.
 
     Examples
     --------
@@ -612,7 +825,7 @@ def maximize(
     """
     return _optimize(fun, bounds, direction="maximize", method=method, budget=budget, seed=seed, args=args,
                      callback=callback, on_error=on_error, progress=progress, method_options=method_options,
-                     blas_threads=blas_threads)
+                     blas_threads=blas_threads, n_workers=n_workers, executor=executor)
 
 
 # Method options are keyword arguments of these three: no option may take one of their argument

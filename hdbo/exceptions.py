@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["HDBOError", "NumericalError", "NotFittedError", "StateError"]
+__all__ = ["HDBOError", "NumericalError", "NotFittedError", "PendingError", "StateError"]
 
 
 class HDBOError(Exception):
@@ -19,3 +19,12 @@ class NotFittedError(HDBOError, AttributeError):
 
 class StateError(HDBOError, ValueError):
     """A saved state cannot be loaded (wrong method, version or content)."""
+
+
+class PendingError(HDBOError, RuntimeError):
+    """A method cannot propose another point before some of its pending points are told.
+
+    Raised by ``ask()`` (one point) when the algorithm must see results first, e.g. DIRECT
+    while its query is out, or a sequential test waiting for its answer. ``ask(n)`` returns
+    fewer points instead (possibly none).
+    """

@@ -225,14 +225,15 @@ def test_overflowing_bounds_are_rejected():
         minimize(sphere, [(-1e308, 1e308)], method="random", budget=3)
 
 
-def test_ask_twice_without_tell_repeats_the_point():
-    """Documented limitation: one evaluation in flight at a time, no pending-point handling."""
+def test_ask_twice_without_tell_accounts_for_the_pending_point():
+    """The first point is pending when asking again: a deterministic search moves elsewhere."""
     opt = Optimizer(BOUNDS, method="gp-ucb", seed=0, n_init=2, acq_budget=50, maximizer="direct")
     for _ in range(3):
         x = opt.ask()
         opt.tell(x, sphere(x))
-    assert_array_equal(opt.ask(), opt.ask())
-    assert "pending" in Optimizer.__doc__ and "not supported" in Optimizer.__doc__
+    first, second = opt.ask(), opt.ask()
+    assert np.max(np.abs(first - second)) > 1e-3
+    assert_array_equal(opt.pending, np.vstack([first, second]))
 
 
 # ---------------------------------------------------------------------------- progress display

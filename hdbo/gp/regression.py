@@ -21,6 +21,7 @@ O(t^2); ``predict`` on n query points costs O(n t d + n t^2) and is vectorized.
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from typing import Any, Callable
@@ -436,6 +437,59 @@ class GaussianProcess:
         self._refresh_alpha()
         return self
 
+    def hallucinate(self, X: ArrayLike, value: float | None = None) -> "GaussianProcess":
+        """A copy of this GP conditioned on points ``X`` observed at their posterior mean.
+
+        The pending-point rule of GP-BUCB (Desautels, Krause and Burdick, JMLR 2014) and of
+        the Kriging believer: the posterior mean is unchanged everywhere (also each group's
+        mean of an additive kernel), the variance shrinks near ``X`` as if those points had
+        been evaluated. Each point is appended with :meth:`update` in O(t^2); this GP is not
+        changed, and the copy shares its kernel (whose hyperparameters must not be changed
+        through it).
+
+        With ``value`` given, every pending point is observed at that value instead (the
+        *constant liar* of Ginsbourger, Le Riche and Carraro 2010): the mean then changes
+        too, e.g. a pessimistic lie pushes an improvement-based acquisition away from the
+        points that are out.
+
+        Parameters
+        ----------
+        X : array_like of shape (p, d)
+            The pending inputs (the GP's input space).
+        value : float, optional
+            The value every pending point is observed at (raw output units); default: each
+            point's posterior mean.
+
+        Returns
+        -------
+        GaussianProcess
+            The conditioned copy (``self`` itself when ``X`` is empty).
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        ValueError
+            If ``X`` is not finite or has another number of columns than the training inputs.
+        NumericalError
+            If a recomputed factorization fails even with the largest jitter.
+        """
+        self._check_fitted()
+        X = np.array(X, dtype=float, ndmin=2)
+        if X.shape[0] == 0 or X.size == 0:
+            return self
+        if X.shape[1] != self.X_.shape[1]:  # type: ignore[union-attr]
+            raise ValueError(f"X must have {self.X_.shape[1]} columns, got {X.shape[1]}")  # type: ignore[union-attr]
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X must be finite")
+        gp = copy.copy(self)
+        gp._fast, gp._fast_L = {}, None
+        if value is not None and not np.isfinite(value):
+            raise ValueError(f"value must be finite, got {value!r}")
+        for x in X:
+            gp.update(x, float(gp.predict(x[None, :])[0][0]) if value is None else float(value))
+        return gp
+
     # ================================================================== prediction
     def _transformed_moments(
         self, Kq: Array, kdiag: Array, return_grad: bool, Xq: Array | None, grad_fn: Any = None
@@ -628,6 +682,75 @@ class GaussianProcess:
         Xj = self.X_[:, g]  # type: ignore[index]
         res = self._transformed_moments(kj(Zq, Xj), kj.diag(Zq), return_grad, Zq, lambda W: kj.grad_x(Zq, Xj, W))
         return tuple(res) if standardized else tuple(r * self.y_scale_ for r in res)
+
+    def group_posterior_given(self, j: int, Zp: ArrayLike, *, standardized: bool = False
+                              ) -> Callable[..., tuple[Array, ...]]:
+        """Group j's posterior, further conditioned on ``f_j`` at pending points ``Zp`` at its mean.
+
+        Observing the sum ``f`` at a pending point says little about one component ``f_j``, so
+        :meth:`hallucinate` barely changes a group's variance. Batches of Add-GP-UCB condition
+        each group on its own component instead (GP-BUCB's rule per group): with ``C`` the
+        posterior covariance of ``f_j`` (from the one factorization of ``K + noise I``) and
+        ``s2`` the noise variance, the variance at z becomes
+        ``C(z, z) - C(z, Zp) (C(Zp, Zp) + s2 I)^{-1} C(Zp, z)`` and the mean is unchanged.
+
+        Parameters
+        ----------
+        j : int
+            Group index of an :class:`~hdbo.gp.Additive` kernel.
+        Zp : array_like of shape (p, d_j)
+            The pending points in group j's coordinates.
+        standardized : bool, default False
+            Moments in the GP's transformed units (as :meth:`predict_group`).
+
+        Returns
+        -------
+        callable
+            ``posterior(Zq, return_grad=False)`` with the outputs of :meth:`predict_group`.
+
+        Raises
+        ------
+        NotFittedError
+            If :meth:`fit` was not called.
+        TypeError
+            If the kernel is not additive.
+        ValueError
+            If ``Zp`` does not have ``d_j`` columns or is not finite.
+        """
+        self._check_fitted()
+        kern = self._additive()
+        g, kj = kern.groups[j], kern.group_kernel(j)
+        Zp = np.array(Zp, dtype=float, ndmin=2)
+        if Zp.shape[1] != g.size or not np.all(np.isfinite(Zp)):
+            raise ValueError(f"Zp must be finite with {g.size} columns for group {j}, got shape {Zp.shape}")
+        Xj = self.X_[:, g]  # type: ignore[index]
+        scale = 1.0 if standardized else self.y_scale_
+        if Zp.shape[0] == 0:
+            return lambda Zq, return_grad=False: self.predict_group(j, Zq, return_grad=return_grad,
+                                                                    standardized=standardized)
+        Vp = solve_triangular(self.L_, kj(Zp, Xj).T, lower=True, check_finite=False)  # (t, p)
+        Wp = solve_triangular(self.L_, Vp, lower=True, trans="T", check_finite=False)  # K^{-1} k_j(X, Zp)
+        Cpp = kj(Zp, Zp) - Vp.T @ Vp
+        Cpp[np.diag_indices_from(Cpp)] += self.noise_variance + self.jitter_ + 1e-10 * float(np.mean(kj.diag(Zp)))
+        Lp = np.linalg.cholesky(0.5 * (Cpp + Cpp.T))
+
+        def posterior(Zq: ArrayLike, return_grad: bool = False) -> tuple[Array, ...]:
+            Zq = np.array(Zq, dtype=float, ndmin=2)
+            base = self.predict_group(j, Zq, return_grad=return_grad, standardized=True)
+            Kq = kj(Zq, Xj)
+            Cqp = kj(Zq, Zp) - solve_triangular(self.L_, Kq.T, lower=True, check_finite=False).T @ Vp
+            H = solve_triangular(Lp, Cqp.T, lower=True, check_finite=False)  # (p, nq)
+            var = np.maximum(base[1] ** 2 - np.einsum("ij,ij->j", H, H), 1e-300)
+            std = np.sqrt(var)
+            if not return_grad:
+                return base[0] * scale, std * scale
+            B = solve_triangular(Lp, H, lower=True, trans="T", check_finite=False).T  # C(Zq, Zp) C_pp^{-1}
+            dvar = 2.0 * base[1][:, None] * base[3] - 2.0 * (kj.grad_x(Zq, Zp, B) - kj.grad_x(Zq, Xj, B @ Wp.T))
+            dstd = dvar / (2.0 * std[:, None])
+            dstd[var <= 1e-300] = 0.0
+            return base[0] * scale, std * scale, base[2] * scale, dstd * scale
+
+        return posterior
 
     def predict_groups(self, Xq: ArrayLike) -> tuple[Array, Array]:
         """Posterior means and standard deviations of every group's component at full points.

@@ -10,7 +10,11 @@ MS-UCB (:mod:`hdbo.methods.ms_ucb`), DropoutUCB (:mod:`hdbo.methods.dropout_ucb`
 * share the GP defaults of the paper's common settings and start the length-scale fit at a
   value that scales with the number of GP inputs (:func:`start_lengthscale`);
 * report the facts of the last acquisition step in ``diagnostics()`` and keep them in the
-  JSON state.
+  JSON state;
+* propose batches the same way (:class:`SubspaceUCBMixin`): the GP they search is conditioned
+  on the pending points at its posterior mean (GP-BUCB's hallucination, through
+  :meth:`~hdbo.methods.gp_based.GPMethod._acquire_with_pending`), and the iteration ``t`` of
+  ``beta_t`` (and of MS-UCB's growing set of subspaces) counts the pending proposals too.
 
 MS-UCB and DropoutUCB also share the "random screening, then one stacked L-BFGS-B run from the
 best screened points" search (:func:`stacked_lbfgsb`, :class:`MultiStartSubspaceMixin`).
@@ -43,6 +47,8 @@ from .gp_ucb import resolve_beta
 __all__ = ["MultiStartSubspaceMixin", "SubspaceUCBMixin", "resolve_tranthe_beta", "stacked_lbfgsb", "start_lengthscale"]
 
 Array = NDArray[np.float64]
+#: A proposal closer than this (largest canonical coordinate difference) to a pending point repeats it.
+_REPEAT_TOL = 1e-6
 
 
 def _tranthe2020_full(t: float, *, dim: int, a: float, b: float, delta: float) -> float:
@@ -236,15 +242,33 @@ class SubspaceUCBMixin:
     ------
     ValueError
         If ``maximizer != "lbfgsb"`` or ``polish`` is True.
+
+    Notes
+    -----
+    Batches: every proposal is one iteration of the method, made on the GP conditioned on the
+    pending points at its posterior mean (GP-BUCB, Desautels, Krause and Burdick, JMLR 2014):
+    the mean is unchanged and the variance shrinks where points are out, so ``ask(n)`` returns
+    ``n`` points spread by the acquisition itself. A subclass whose GP sees transformed inputs
+    (:meth:`_gp_data`) maps the pending points the same way in :meth:`_pending_gp_inputs`. The
+    iteration :attr:`~hdbo.methods.gp_based.GPMethod.iteration` counts the pending proposals as
+    well (GP-BUCB's round index),
+    so each point of a batch gets its own ``t``, as if the points had been asked one at a time;
+    in sequential use nothing is pending when a point is proposed, and ``t`` is the usual one.
+    Should the search's best point still be a pending one (a face or corner of the box where a
+    very smooth model's mean is largest, which conditioning on the point hardly changes), the
+    subclass proposes the best other point its search evaluated (:meth:`_best_not_pending`)
+    rather than leaving the repeat to the base class's random replacement.
     """
 
-    # set by GPMethod / the subclass
+    # set by Method / GPMethod / the subclass
     name: str
     dim: int
+    n_pending: int
+    pending_canonical: Array
+    space: Any
     acq_budget: int | None
     maximizer: str
     polish: bool
-    iteration: int
     kernel: str
     ard: bool
     lengthscale_bounds: tuple[float, float]
@@ -277,6 +301,37 @@ class SubspaceUCBMixin:
         self.beta_params = dict(beta_params or {})
         self._beta_fn: Callable[[int], float] | None = None
         self.last_: dict[str, Any] = {}
+
+    def _best_not_pending(self, values: Array, point: Callable[[int], Array]) -> int | None:
+        """The candidate of largest value that does not repeat a pending point.
+
+        Used when a search's best point is one of the points already out: the hallucinated
+        variance did not move the maximizer (a face or corner of the box where the posterior
+        mean is largest, with a model so smooth that conditioning on a point changes little
+        around it). The candidates are assembled one at a time, best first, so the cost is
+        that of the few candidates looked at.
+
+        Parameters
+        ----------
+        values : ndarray of shape (n,)
+            Acquisition values of the candidates (non-finite ones come last).
+        point : callable
+            ``i -> x`` the i-th candidate as a canonical point, shape (D,).
+
+        Returns
+        -------
+        int or None
+            The index of the best candidate farther than ``1e-6`` (largest coordinate
+            difference, after clipping into the canonical box) from every pending point, or
+            None if there is none.
+        """
+        P = self.pending_canonical
+        order = np.argsort(-np.where(np.isfinite(values), values, -np.inf), kind="stable")
+        for i in order:
+            x = self.space.clip(point(int(i)))
+            if P.shape[0] == 0 or float(np.min(np.max(np.abs(P - x), axis=1))) > _REPEAT_TOL:
+                return int(i)
+        return None
 
     def _set_subspace_dim(self, subspace_dim: int) -> None:
         """Resolve ``beta_t`` for a search space of dimension ``subspace_dim`` (validates ``beta``)."""

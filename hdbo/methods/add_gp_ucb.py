@@ -60,6 +60,7 @@ models. ICML 2015 (``../shared/papers/004_beed8b2f06ae81a0.txt``).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -147,6 +148,15 @@ class AddGPUCB(GPMethod):
     decomposition_scores_ : ndarray
         Marginal likelihoods of the candidates at the last decomposition search.
 
+    Notes
+    -----
+    Batches (``ask(n)``, points pending): each group's UCB is computed on its component
+    ``f_j`` conditioned on the pending points' group coordinates at the posterior mean
+    (:meth:`hdbo.gp.GaussianProcess.group_posterior_given`, GP-BUCB per group, from the one
+    factorization), so every group moves away from what is out; the decomposition and the
+    hyperparameters are not refitted on hallucinated values. A proposal that repeats a told
+    or pending point is handled by ``repeats``.
+
     Examples
     --------
     >>> from hdbo.methods import make_method
@@ -218,6 +228,7 @@ class AddGPUCB(GPMethod):
         self.repeats = check_choice(repeats, "repeats", ("explore", "resample", "perturb"))
         self.repeat_queries_ = 0
         self.decomposition_scores_: NDArray[np.float64] = np.empty(0)
+        self._acq_pending: NDArray[np.float64] | None = None  # pending GP inputs while a batch is acquired
 
     # ------------------------------------------------------------------ structure
     def _oracle_groups(self) -> Groups:
@@ -288,22 +299,44 @@ class AddGPUCB(GPMethod):
         return float(self._beta_fn(self.iteration if t is None else t))
 
     # ------------------------------------------------------------------ acquisition
+    def _acquire_with_pending(self, gp: GaussianProcess) -> NDArray[np.float64] | None:
+        """Batches: each group's UCB on ``f_j`` conditioned on the pending points' group coordinates.
+
+        Conditioning the whole GP on the sum (:meth:`GPMethod._acquire_with_pending`) leaves
+        each component's variance almost unchanged, so every group would propose the same
+        coordinates again; :meth:`hdbo.gp.GaussianProcess.group_posterior_given` conditions
+        ``f_j`` itself (GP-BUCB per group), from the same factorization.
+        """
+        P = self._pending_gp_inputs() if self.n_pending else None
+        self._acq_pending = None if P is None or len(P) == 0 else np.asarray(P, dtype=float)
+        try:
+            return self._acquire(gp)
+        finally:
+            self._acq_pending = None
+
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         root_beta = math.sqrt(self.beta_t())
         per_group = max(1, int(self.acq_fraction * self.acquisition_budget) // len(self.groups_))
         u = self.rng.random(self.dim)  # coordinates in no group have no effect on the model
         acqs, grads = [], []
-        for j in range(len(self.groups_)):
+        pending = self._acq_pending
+        for j, g in enumerate(self.groups_):
             # one factorization for all groups, no refactorization; in the GP's standardized
             # units, like hdbo.acquisition.UCB, so the maximizers' tolerances are unit-free
-            post = gp.posterior_fn(j, standardized=True)
+            if pending is None:
+                post = gp.posterior_fn(j, standardized=True)
+                post_grad = functools.partial(gp.predict_group, j, return_grad=True, standardized=True)
+            else:  # each group conditioned on its own component at the pending points
+                post = gp.group_posterior_given(j, pending[:, g], standardized=True)
+                post_grad = functools.partial(post, return_grad=True)
 
             def acq(Z: NDArray[np.float64], post: Any = post) -> NDArray[np.float64]:
                 mu, sd = post(Z)
                 return mu + root_beta * sd
 
-            def acq_grad(Z: NDArray[np.float64], j: int = j) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-                mu, sd, dmu, dsd = gp.predict_group(j, Z, return_grad=True, standardized=True)
+            def acq_grad(Z: NDArray[np.float64], post_grad: Any = post_grad
+                         ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+                mu, sd, dmu, dsd = post_grad(Z)
                 return mu + root_beta * sd, dmu + root_beta * dsd
 
             acqs.append(acq)
@@ -323,8 +356,8 @@ class AddGPUCB(GPMethod):
                 u[g] = self._maximize(acq, acq_grad, bounds=self.space.bounds[g], budget=per_group)
                 nfev += self.last_acq_nfev_
             self.last_acq_nfev_ = nfev
-        if self.n_told:
-            seen = self.to_canonical(self.X_all)
+        if self.n_told or self.n_pending:  # told and pending points (the batch's earlier ones)
+            seen = np.vstack([self.to_canonical(self.X_all), self.pending_canonical])
 
             def repeat(v: NDArray[np.float64]) -> bool:
                 return bool(np.min(np.max(np.abs(seen - v), axis=1)) <= 1e-6)

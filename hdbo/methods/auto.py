@@ -45,7 +45,7 @@ from ..gp import GaussianProcess
 from ..space import Box
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
-from ._state import describe, state_float, state_int, state_mapping
+from ._state import describe, state_array, state_float, state_int, state_mapping
 from .registry import register
 
 __all__ = ["Auto"]
@@ -164,9 +164,12 @@ class Auto(GPMethod):
             raise type(exc)(f"ucb_beta: {exc}") from None
         self._check_maximizer_dim(self.dim)
         self._tr = {"length": _TR_INIT, "succ": 0, "fail": 0, "best": None}
-        # outcomes [arm, improved] of the model-based proposals, and the proposal in flight
+        # outcomes [arm, improved] of the model-based proposals; the arm of each one in flight
+        # (canonical point, arm), in asking order; the arm of the proposal being made
         self._outcomes: list[list[int]] = []
-        self._pending: int | None = None
+        self._arms_out: list[tuple[NDArray[np.float64], int]] = []
+        self._arm_chosen: int | None = None
+        self._orphan_arm: int | None = None  # a state of before pending points: the arm of the next tell
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         # The history already holds the new value when this hook runs: the best before it is
@@ -175,12 +178,32 @@ class Auto(GPMethod):
         earlier = earlier[np.isfinite(earlier)]
         best_before = float(np.max(earlier)) if earlier.size else None
         super()._on_tell(u, y)
-        if self._pending is not None:  # the outcome of the last proposal after the initial design
+        arm = self._take_arm(u)
+        if arm is not None:  # the outcome of a proposal after the initial design
             improved = np.isfinite(y) and (best_before is None or y > best_before + _margin(earlier))
-            self._outcomes.append([self._pending, int(improved)])
-            self._pending = None
+            self._outcomes.append([arm, int(improved)])
         if np.isfinite(y):
             self._update_trust_region()
+
+    def _on_asked(self, u: NDArray[np.float64]) -> None:
+        if self._arm_chosen is not None:
+            self._arms_out.append((u.copy(), self._arm_chosen))
+            self._arm_chosen = None
+
+    def _take_arm(self, u: NDArray[np.float64] | None) -> int | None:
+        """Remove and return the arm of the proposal at canonical ``u`` (None: all; 1e-9), if any."""
+        if u is None:
+            self._arms_out, self._orphan_arm = [], None
+            return None
+        for i, (v, arm) in enumerate(self._arms_out):
+            if np.max(np.abs(v - u)) <= 1e-9:
+                del self._arms_out[i]
+                return arm
+        arm, self._orphan_arm = self._orphan_arm, None
+        return arm
+
+    def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
+        self._take_arm(u)
 
     def _update_trust_region(self) -> None:
         """TuRBO's rule (Eriksson et al. 2019) for one new successful observation.
@@ -214,8 +237,10 @@ class Auto(GPMethod):
 
     def _last_choice(self) -> str | None:
         """The search of the latest model-based proposal (in flight, else the last told one)."""
-        if self._pending is not None:
-            return _ARMS[self._pending]
+        if self._arms_out:
+            return _ARMS[self._arms_out[-1][1]]
+        if self._orphan_arm is not None:
+            return _ARMS[self._orphan_arm]
         return _ARMS[self._outcomes[-1][0]] if self._outcomes else None
 
     def _arm_counts(self) -> dict[str, list[int]]:
@@ -235,7 +260,7 @@ class Auto(GPMethod):
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         arm = self._choose_arm()
-        self._pending = arm
+        self._arm_chosen = arm
         if _ARMS[arm] == "uniform":
             return self.space.sample(1, self.rng)[0]
         if _ARMS[arm] == "ucb":
@@ -255,7 +280,9 @@ class Auto(GPMethod):
         state = super()._get_internal_state()
         state["trust_region"] = dict(self._tr)
         state["outcomes"] = [list(o) for o in self._outcomes]
-        state["pending_arm"] = self._pending
+        state["arms_out"] = [[v.tolist(), arm] for v, arm in self._arms_out]
+        if self._orphan_arm is not None:
+            state["pending_arm"] = self._orphan_arm
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -270,9 +297,20 @@ class Auto(GPMethod):
                 raise StateError(f"{name} must be a pair [arm, improved], got {describe(o)}")
             self._outcomes.append([state_int(o[0], f"{name}[0]", low=0, high=len(_ARMS) - 1),
                                    state_int(o[1], f"{name}[1]", low=0, high=1)])
+        # states written before batches kept one arm in flight, for whatever point was told next
         arm = state.get("pending_arm")
-        self._pending = state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1,
-                                  allow_none=True)
+        self._orphan_arm = state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1,
+                                     allow_none=True)
+        out = state.get("arms_out", [])
+        if not isinstance(out, list):
+            raise StateError(f"state['internal']['arms_out'] must be a list, got {describe(out)}")
+        self._arms_out = []
+        for i, o in enumerate(out):
+            name = f"state['internal']['arms_out'][{i}]"
+            if not isinstance(o, (list, tuple)) or len(o) != 2:
+                raise StateError(f"{name} must be a pair [point, arm], got {describe(o)}")
+            v = state_array(o[0], f"{name}[0]", shape=(self.dim,))
+            self._arms_out.append((v, state_int(o[1], f"{name}[1]", low=0, high=len(_ARMS) - 1)))
         if "trust_region" in state:
             tr = state_mapping(state["trust_region"], "state['internal']['trust_region']")
             name = "state['internal']['trust_region']"
@@ -315,7 +353,8 @@ class Auto(GPMethod):
             :meth:`GPMethod.diagnostics`.
         """
         made = {a: 0 for a in self.bandit_arms} if self.strategy == "bandit" else {self.strategy: 0}
-        for arm in [a for a, _ in self._outcomes] + ([] if self._pending is None else [self._pending]):
+        in_flight = [a for _, a in self._arms_out] + ([] if self._orphan_arm is None else [self._orphan_arm])
+        for arm in [a for a, _ in self._outcomes] + in_flight:
             made[_ARMS[arm]] = made.get(_ARMS[arm], 0) + 1
         return {"choice": self._last_choice() or "initial-design", "reason": self._reason(),
                 "strategy": self.strategy, "trust_region_length": float(self._tr["length"]),

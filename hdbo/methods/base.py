@@ -17,6 +17,20 @@ the history (and counts against a budget) but is never shown to a model (``X_obs
 only hold successful evaluations). If a method proposes a point that already failed
 (within 1e-9 in the canonical domain, all coordinates), the base class replaces it by a
 uniformly random point, so a deterministic failure cannot stall a run.
+
+Batches and pending points
+--------------------------
+``ask(n)`` proposes up to ``n`` points at once and ``ask()`` one. Every point asked and not
+yet told is *pending* (:attr:`Method.pending`): a later ``ask`` accounts for it, so points
+can be handed to several workers and told back in any order (asynchronous use). How a
+method accounts for pending points is its own (a GP method conditions its posterior on them
+at their posterior mean, the hallucination of GP-BUCB; see :class:`~hdbo.methods.gp_based.GPMethod`).
+``tell(x, y)`` removes the pending point equal to ``x`` (within 1e-9 in the canonical
+domain); :meth:`Method.cancel` drops pending points that will never be told. A method whose
+algorithm cannot propose more before some results are in returns fewer than ``n`` points
+(``ask()`` raises :class:`~hdbo.exceptions.PendingError`); its docstring says when. A
+proposal never repeats a pending point: should a method propose one, a uniformly random
+point is returned instead, with a warning. Pending points are part of :meth:`Method.state_dict`.
 """
 
 from __future__ import annotations
@@ -30,8 +44,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_int
-from ..exceptions import StateError
+from .._validation import MAX_COUNT, check_choice, check_int
+from ..exceptions import PendingError, StateError
 from ..space import Box, as_box
 from ..utils import as_generator, generator_from_state, generator_state, to_jsonable
 from ._state import describe, state_array, state_int, state_mapping
@@ -105,6 +119,7 @@ class Method(ABC):
         self.space = Box.unit(self.dim) if self.domain == "unit" else Box.symmetric(self.dim)
         self._X: list[NDArray[np.float64]] = []  # user units, as told
         self._y: list[float] = []  # nan marks a failed evaluation
+        self._asked: list[NDArray[np.float64]] = []  # pending points (user units), in asking order
 
     # ------------------------------------------------------------------ coordinates
     @property
@@ -181,6 +196,24 @@ class Method(ABC):
         return y[np.isfinite(y)]
 
     @property
+    def pending(self) -> NDArray[np.float64]:
+        """Points asked and not yet told (user units), shape (n_pending, D), in asking order."""
+        return np.array(self._asked, dtype=float).reshape(-1, self.dim)
+
+    @property
+    def n_pending(self) -> int:
+        """Number of pending points."""
+        return len(self._asked)
+
+    @property
+    def pending_canonical(self) -> NDArray[np.float64]:
+        """The pending points in canonical coordinates, shape (n_pending, D).
+
+        Subclasses read it in :meth:`_ask` to account for the points already out.
+        """
+        return self.to_canonical(self.pending)
+
+    @property
     def best(self) -> tuple[NDArray[np.float64], float] | None:
         """``(x, y)`` with the largest successful observed value (user units), or None."""
         y = self.y_all
@@ -203,73 +236,169 @@ class Method(ABC):
         return False
 
     # ------------------------------------------------------------------ ask / tell
-    def ask(self) -> NDArray[np.float64]:
-        """Propose the next point to evaluate.
+    def ask(self, n: int | None = None) -> NDArray[np.float64]:
+        """Propose the next point, or a batch of up to ``n`` distinct points.
 
-        Nothing is recorded until :meth:`tell`. If the proposal repeats a point that already
-        failed (see the module docstring), a uniformly random point is returned instead.
+        Each point returned becomes *pending* until it is told (see the module docstring):
+        the next ``ask`` accounts for it. If a proposal repeats a point that already failed
+        or a pending point, a uniformly random point is returned instead.
+
+        Parameters
+        ----------
+        n : int, optional
+            Number of points wanted. Without it, one point of shape (D,) is returned.
 
         Returns
         -------
-        ndarray of shape (D,)
-            A point in user units, inside the bounds.
+        ndarray of shape (D,), or of shape (m, D) with ``0 <= m <= n`` when ``n`` is given
+            Points in user units, inside the bounds. Fewer than ``n`` (possibly none) only
+            when the method must see results of pending points before it can propose more;
+            its docstring says when.
 
         Raises
         ------
+        TypeError
+            If ``n`` is not an int or None.
+        ValueError
+            If ``n < 1``.
+        PendingError
+            (a ``RuntimeError``) Without ``n``, if the method cannot propose a point before
+            some pending points are told.
         RuntimeError
             If the subclass proposed a point of the wrong size or with non-finite entries.
 
         Warns
         -----
         RuntimeWarning
-            When a proposal that repeats a failed point is replaced by a random one.
+            When a proposal that repeats a failed or pending point is replaced by a random one.
         """
-        u = np.asarray(self._ask(), dtype=float).reshape(-1)
-        if u.size != self.dim or not np.all(np.isfinite(u)):
-            raise RuntimeError(f"{type(self).__name__}._ask returned an invalid point {u!r}")
-        if self._repeats_failure(u):
-            warnings.warn(
-                f"{self.name}: proposed point already failed once; proposing a random point instead",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            u = self.space.sample(1, self.rng)[0]
-        return self.from_canonical(u)
+        single = n is None
+        k = 1 if single else check_int(n, "n", low=1, high=MAX_COUNT)
+        out: list[NDArray[np.float64]] = []
+        for _ in range(k):
+            u = self._ask()
+            if u is None:
+                break
+            u = np.asarray(u, dtype=float).reshape(-1)
+            if u.size != self.dim or not np.all(np.isfinite(u)):
+                raise RuntimeError(f"{type(self).__name__}._ask returned an invalid point {u!r}")
+            repeats = "already failed once" if self._repeats_failure(u) else (
+                "is pending (asked, not yet told)" if self._repeats_pending(u) else None)
+            if repeats is not None:
+                warnings.warn(f"{self.name}: proposed point {repeats}; proposing a random point instead",
+                              RuntimeWarning, stacklevel=2)
+                u = self.space.sample(1, self.rng)[0]
+            x = self.from_canonical(u)
+            self._asked.append(x)
+            self._on_asked(self.to_canonical(x))
+            out.append(x.copy())
+        if single:
+            if not out:
+                raise PendingError(
+                    f"{self.name}: cannot propose another point before the value(s) of its {self.n_pending} pending "
+                    "point(s) are told; tell them (or cancel them), or call ask(n), which returns fewer points")
+            return out[0]
+        return np.array(out, dtype=float).reshape(-1, self.dim)
 
-    def tell(self, x: ArrayLike, y: float | None) -> None:
-        """Record the value ``y`` observed at ``x``.
+    def tell(self, x: ArrayLike, y: float | None | ArrayLike) -> None:
+        """Record the value ``y`` observed at ``x``, or a batch of values.
 
-        Any point of the box may be told, not only the last one asked for.
+        Any point of the box may be told, not only the ones asked for; a told point that is
+        pending stops being pending.
 
         Parameters
         ----------
-        x : array_like of shape (D,)
-            The evaluated point, in user units. A point outside the box by no more than
+        x : array_like of shape (D,) or (n, D)
+            The evaluated point(s), in user units. A point outside the box by no more than
             round-off (``1e-9`` of the width) is clipped in.
-        y : float or None
-            The observed value, to be maximized. None, NaN or +-inf records a failed
-            evaluation (see the module docstring).
+        y : float or None, or array_like of shape (n,) with x of shape (n, D)
+            The observed value(s), to be maximized. None, NaN or +-inf records a failed
+            evaluation (see the module docstring). A batch is recorded in its order.
 
         Raises
         ------
         ValueError
-            If ``x`` has the wrong shape, is not finite or lies outside the bounds.
+            If ``x`` has the wrong shape, is not finite or lies outside the bounds, or a
+            batch has another number of values than points.
         TypeError
-            If ``y`` is not a real number or None.
+            If a value is not a real number or None.
         """
-        x = self.bounds.check_point(x, name="x")
-        if y is None:
-            yv = float("nan")
+        try:
+            arr = np.asarray(x, dtype=float)
+        except (TypeError, ValueError):
+            arr = np.empty(0)  # not numbers: check_point below names x
+        if arr.ndim == 2:
+            values = [y] if (y is None or np.ndim(y) == 0) else list(np.asarray(y, dtype=object).reshape(-1))
+            if len(values) != arr.shape[0]:
+                raise ValueError(f"tell got {arr.shape[0]} points (x of shape {arr.shape}) but {len(values)} "
+                                 "value(s) in y")
+            points = [self.bounds.check_point(row, name=f"x[{i}]") for i, row in enumerate(arr)]
+            checked = [_told_value(v, f"y[{i}]") for i, v in enumerate(values)]
         else:
-            try:
-                yv = float(y)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"y must be a real number or None, got {type(y).__name__}") from exc
-        if not np.isfinite(yv):
-            yv = float("nan")
-        self._X.append(x)
-        self._y.append(yv)
-        self._on_tell(self.to_canonical(x), yv)
+            points = [self.bounds.check_point(x, name="x")]
+            checked = [_told_value(y, "y")]
+        for xi, yv in zip(points, checked):
+            self._X.append(xi)
+            self._y.append(yv)
+            u = self.to_canonical(xi)
+            self._drop_pending(u)
+            self._on_tell(u, yv)
+
+    def cancel(self, x: ArrayLike | None = None) -> int:
+        """Stop treating pending points as out, without recording an evaluation.
+
+        Use it for evaluations that were abandoned and will never be told (telling a
+        failure instead, ``tell(x, None)``, records it and counts it against a budget).
+
+        Parameters
+        ----------
+        x : array_like of shape (D,) or (n, D), optional
+            The pending point(s) to drop; all of them when omitted.
+
+        Returns
+        -------
+        int
+            Number of pending points dropped (points that are not pending are ignored).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` has the wrong shape or is not finite.
+        """
+        if x is None:
+            n, self._asked = len(self._asked), []
+            self._on_cancel(None)
+            return n
+        arr = np.asarray(x, dtype=float)
+        rows = arr.reshape(1, -1) if arr.ndim == 1 else arr
+        if rows.ndim != 2 or rows.shape[1] != self.dim or not np.all(np.isfinite(rows)):
+            raise ValueError(f"x must be a finite point of shape ({self.dim},) or a batch of shape (n, {self.dim}), "
+                             f"got shape {arr.shape}")
+        n = 0
+        for row in rows:
+            u = self.to_canonical(row)
+            if self._drop_pending(u):
+                n += 1
+                self._on_cancel(u)
+        return n
+
+    def _pending_index(self, u: NDArray[np.float64]) -> int | None:
+        """Index in :attr:`pending` of the first pending point equal to canonical ``u`` (1e-9), or None."""
+        if not self._asked:
+            return None
+        close = np.max(np.abs(self.pending_canonical - u), axis=1) <= 1e-9
+        hits = np.flatnonzero(close)
+        return int(hits[0]) if hits.size else None
+
+    def _drop_pending(self, u: NDArray[np.float64]) -> bool:
+        i = self._pending_index(u)
+        if i is None:
+            return False
+        del self._asked[i]
+        return True
+
+    def _repeats_pending(self, u: NDArray[np.float64]) -> bool:
+        return self._pending_index(u) is not None
 
     def _repeats_failure(self, u: NDArray[np.float64]) -> bool:
         y = self.y_all
@@ -280,11 +409,29 @@ class Method(ABC):
 
     # ------------------------------------------------------------------ subclass hooks
     @abstractmethod
-    def _ask(self) -> NDArray[np.float64]:
-        """Return the next point in canonical coordinates, shape (D,)."""
+    def _ask(self) -> NDArray[np.float64] | None:
+        """Return the next point in canonical coordinates, shape (D,).
+
+        The points already out are :attr:`pending_canonical` (in a batch, the earlier points
+        of the batch are among them). Return None when the algorithm cannot propose a point
+        before some of them are told.
+        """
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
-        """Hook called after each tell with the canonical point and value (NaN = failed)."""
+        """Hook called after each tell with the canonical point and value (NaN = failed).
+
+        When it runs, the told point is in the history and no longer pending.
+        """
+
+    def _on_asked(self, u: NDArray[np.float64]) -> None:
+        """Hook called when the canonical point ``u`` has become pending (what :meth:`ask` returns).
+
+        ``u`` is the proposal of :meth:`_ask`, or the random point that replaced it; a
+        subclass that keeps facts per proposal attaches them to ``u`` here.
+        """
+
+    def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
+        """Hook called after :meth:`cancel` dropped the pending canonical point ``u`` (None: all)."""
 
     def _get_internal_state(self) -> dict[str, Any]:
         """JSON-serializable state beyond the history and the generator (default: none)."""
@@ -436,8 +583,9 @@ class Method(ABC):
             JSON-serializable, with keys ``format``, ``method``, ``params``
             (:meth:`get_params`), ``bounds``, ``seed`` (None unless an int was given),
             ``structure``, ``rng`` (the generator's state, so a Generator seed resumes too),
-            ``n_told``, ``internal`` (the subclass's state) and, with ``include_history``,
-            ``history = {"X": [...], "y": [...]}`` with None for failed values.
+            ``n_told``, ``internal`` (the subclass's state), ``pending`` (the pending points,
+            user units) and, with ``include_history``, ``history = {"X": [...], "y": [...]}``
+            with None for failed values.
         """
         state: dict[str, Any] = {
             "format": STATE_FORMAT,
@@ -449,6 +597,7 @@ class Method(ABC):
             "rng": generator_state(self.rng),
             "n_told": self.n_told,
             "internal": to_jsonable(self._get_internal_state()),
+            "pending": self.pending.tolist(),
         }
         if include_history:
             state["history"] = {
@@ -506,7 +655,7 @@ class Method(ABC):
         if missing:
             extra = " (or pass history=(X, y))" if missing == ["history"] else ""
             raise StateError(f"state lacks the field(s) {', '.join(map(repr, missing))}{extra}")
-        unknown = sorted(set(map(str, state)) - set(required) - {"format", "history"})
+        unknown = sorted(set(map(str, state)) - set(required) - {"format", "history", "pending"})
         if unknown:
             raise StateError(f"state has unknown field(s) {', '.join(map(repr, unknown))}")
         name = state["method"]
@@ -569,6 +718,15 @@ class Method(ABC):
         X_arr = np.clip(X_arr, obj.bounds.lower, obj.bounds.upper)
         obj._X = [row.copy() for row in X_arr]
         obj._y = y_list
+        # states written before pending points were recorded have none
+        P = np.asarray(state_array(state.get("pending", []), "state['pending']"))
+        if P.size == 0:
+            P = np.empty((0, obj.dim))
+        if P.ndim != 2 or P.shape[1] != obj.dim:
+            raise StateError(f"state['pending'] must have shape (n_pending, {obj.dim}), got shape {P.shape}")
+        if np.any(P < obj.bounds.lower - tol) or np.any(P > obj.bounds.upper + tol):
+            raise StateError("state['pending'] has points outside the bounds (state['bounds'])")
+        obj._asked = [row.copy() for row in np.clip(P, obj.bounds.lower, obj.bounds.upper)]
         obj.rng = generator_from_state(state["rng"], name="state['rng']")
         internal = state_mapping(state["internal"], "state['internal']")
         try:
@@ -590,6 +748,17 @@ class Method(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(dim={self.dim}, n_told={self.n_told})"
+
+
+def _told_value(y: Any, name: str) -> float:
+    """A told value as a float; NaN for None and non-finite values (a failed evaluation)."""
+    if y is None:
+        return float("nan")
+    try:
+        yv = float(y)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real number or None, got {type(y).__name__}") from exc
+    return yv if np.isfinite(yv) else float("nan")
 
 
 def _history_values(y: Any, field: str) -> list[float]:

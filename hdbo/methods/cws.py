@@ -33,6 +33,17 @@ would run: the public suite (``experiments/highdim/``) reports it as excluded.
 Sample counts (``diagnostics()``): ``selection_evaluations`` (function evaluations, 2 per
 finite difference) and ``selection_iterations`` (finite differences).
 
+Batches: a round's design points do not depend on its values (each pair's ``z`` is drawn when
+its first point is asked, in the order of the coordinates), so ``ask(n)`` returns the round's
+next ``n`` points, up to the end of the round and of the selection budget. Without failures a
+batch run asks the same points as a sequential one. The values may be told in any order; a
+pair's finite difference is taken when both of its values are in. Whether another round
+follows (and, after a failed evaluation, the pair that replaces the dropped one) depends on
+the round's values, so once all of the round's points are out ``ask(n)`` returns fewer
+(``ask()`` raises :class:`~hdbo.exceptions.PendingError`). The second point of a pair whose
+first point failed while it was out counts against the selection budget when told, without
+entering the test.
+
 References
 ----------
 B. Chen, R. M. Castro, A. Krause. Joint optimization and variable selection of
@@ -82,6 +93,15 @@ class CWS(SelectThenOptimize):
     TypeError
         If ``n_select``/``rounds`` is not an int.
 
+    Notes
+    -----
+    Batches: during the selection, ``ask(n)`` returns the current round's next points (all
+    ``2 D`` of a round can be out at once); it returns fewer, down to an empty ``(0, D)``
+    array (``ask()``: :class:`~hdbo.exceptions.PendingError`), when the round's remaining
+    points are all out or the selection budget is taken by the points out, because the next
+    round, the stopping decision and the replacement of a failed pair depend on their values.
+    After the selection, GP-UCB hallucinates the pending points and returns ``n`` points.
+
     Examples
     --------
     >>> import numpy as np
@@ -116,8 +136,18 @@ class CWS(SelectThenOptimize):
         self.background_ = self.rng.uniform(-1.0, 1.0, self.dim)
         self.sum_sq_ = np.zeros(self.dim)  # sum over rounds of dy^2, per coordinate
         self.count_ = np.zeros(self.dim, dtype=int)
-        self._coord = 0  # coordinate of the pair in progress
-        self._pending: dict[str, Any] | None = None
+        # Pairs of this round started (z drawn) and not complete, in asking order:
+        # {"coord": i, "z": z, "y": [value at z or None, value at z + delta or None],
+        #  "out": [point 0 pending, point 1 pending]} ("out" is not saved: it is read from the
+        # pending points when a state is loaded).
+        self._pairs: list[dict[str, Any]] = []
+        self._proposed: tuple[dict[str, Any], int] | None = None  # the pair point _ask just returned
+        # Coordinates of this round still without a pair, in the order they will be asked (a
+        # coordinate whose pair failed goes first).
+        self._queue: list[int] = list(range(self.dim))
+        # Points of dropped pairs (a failed value) still out, canonical: told, they count as
+        # selection evaluations without entering the test.
+        self._orphans: list[NDArray[np.float64]] = []
         self.rounds_done_ = 0
         self.selection_evaluations_ = 0
         self._stopped = False
@@ -170,12 +200,45 @@ class CWS(SelectThenOptimize):
         x[i] = z
         return x
 
-    def _selection_propose(self) -> NDArray[np.float64]:
-        if self._pending is None:
-            z = float(self.rng.uniform(-1.0, 1.0 - self.delta)) if self.delta < 2.0 else -1.0
-            self._pending = {"z": z, "stage": 0, "y": None}
-        z = self._pending["z"] + (self.delta if self._pending["stage"] else 0.0)
-        return self._point(self._coord, min(z, 1.0))
+    def _pair_point(self, pair: dict[str, Any], k: int) -> NDArray[np.float64]:
+        """Point ``k`` (0: at ``z``, 1: at ``z + delta``) of a pair."""
+        return self._point(pair["coord"], min(pair["z"] + (self.delta if k else 0.0), 1.0))
+
+    def _n_out(self) -> int:
+        """Selection points asked and not yet told (pending)."""
+        return len(self._orphans) + sum(p["out"][k] and p["y"][k] is None for p in self._pairs for k in (0, 1))
+
+    def _selection_propose(self) -> NDArray[np.float64] | None:
+        if self.selection_evaluations_ + self._n_out() >= self.selection_limit:
+            return None  # the points out take the rest of the selection budget
+        for pair in self._pairs:  # a started pair's point neither told nor out
+            for k in (0, 1):
+                if pair["y"][k] is None and not pair["out"][k]:
+                    self._proposed = (pair, k)
+                    return self._pair_point(pair, k)
+        if not self._queue:
+            return None  # the round's points are all out: what follows depends on their values
+        z = float(self.rng.uniform(-1.0, 1.0 - self.delta)) if self.delta < 2.0 else -1.0
+        pair = {"coord": self._queue.pop(0), "z": z, "y": [None, None], "out": [False, False]}
+        self._pairs.append(pair)
+        self._proposed = (pair, 0)
+        return self._pair_point(pair, 0)
+
+    def _on_asked(self, u: NDArray[np.float64]) -> None:
+        proposed, self._proposed = self._proposed, None
+        if proposed is not None and np.max(np.abs(u - self._pair_point(*proposed))) <= 1e-9:
+            proposed[0]["out"][proposed[1]] = True  # (not when the base class replaced it)
+
+    def _match(self, u: NDArray[np.float64]) -> tuple[dict[str, Any] | None, int]:
+        """The started pair and the index of its untold point equal to ``u`` (1e-9), or (None, orphan index or -1)."""
+        for pair in self._pairs:
+            for k in (0, 1):
+                if pair["y"][k] is None and np.max(np.abs(u - self._pair_point(pair, k))) <= 1e-9:
+                    return pair, k
+        for i, v in enumerate(self._orphans):
+            if np.max(np.abs(u - v)) <= 1e-9:
+                return None, i
+        return None, -1
 
     def _rank(self) -> list[int]:
         """The ``k`` coordinates with the largest mean ``dy^2`` (unsampled ones last), sorted."""
@@ -184,37 +247,58 @@ class CWS(SelectThenOptimize):
         return sorted(order[: self.k])
 
     def _selection_consume(self, u: NDArray[np.float64], y: float) -> None:
-        if self._pending is None or np.max(np.abs(u - self._selection_propose())) > 1e-9:
-            return  # not the pending query (e.g. a replaced proposal): not part of the test
+        pair, k = self._match(u)
+        if pair is None and k < 0:
+            return  # not a point of the test (e.g. a replaced proposal or a foreign tell)
         self.selection_evaluations_ += 1
-        if not np.isfinite(y):
-            self._pending = None  # drop the pair; the same coordinate is sampled again
-        elif self._pending["stage"] == 0:
-            self._pending["stage"], self._pending["y"] = 1, float(y)
+        if pair is None:
+            del self._orphans[k]  # its pair was dropped: the value is not used
+        elif not np.isfinite(y):
+            # drop the pair; the same coordinate is sampled again, next
+            self._pairs.remove(pair)
+            self._queue.insert(0, pair["coord"])
+            if pair["y"][1 - k] is None and pair["out"][1 - k]:
+                self._orphans.append(self._pair_point(pair, 1 - k))
         else:
-            dy = self._pending["y"] - float(y)
-            self.sum_sq_[self._coord] += dy * dy
-            self.count_[self._coord] += 1
-            self._pending = None
-            self._coord += 1
-            if self._coord == self.dim:  # a round ends: rank the coordinates
-                self._coord = 0
-                self.rounds_done_ += 1
-                self.top_ = self._rank()
-                if self.rounds is not None:
-                    self._stopped = self.rounds_done_ >= self.rounds
-                else:
-                    self._stopped = self.top_ == self.true_active_
-                # Stop when the budget cannot pay for another full round.
-                if self.selection_limit - self.selection_evaluations_ < 2 * self.dim:
-                    self._stopped = True
+            pair["y"][k] = float(y)
+            if pair["y"][1 - k] is not None:
+                i = pair["coord"]
+                dy = pair["y"][0] - pair["y"][1]
+                self.sum_sq_[i] += dy * dy
+                self.count_[i] += 1
+                self._pairs.remove(pair)
+                if not self._pairs and not self._queue:  # a round ends: rank the coordinates
+                    self._queue = list(range(self.dim))
+                    self.rounds_done_ += 1
+                    self.top_ = self._rank()
+                    if self.rounds is not None:
+                        self._stopped = self.rounds_done_ >= self.rounds
+                    else:
+                        self._stopped = self.top_ == self.true_active_
+                    # Stop when the budget cannot pay for another full round.
+                    if self.selection_limit - self.selection_evaluations_ - len(self._orphans) < 2 * self.dim:
+                        self._stopped = True
         if not self._stopped and self.selection_evaluations_ >= self.selection_limit:
             # Budget spent within a round: keep the ranking of the last full round, or, if
             # no round was completed, rank the coordinates sampled so far.
             self._stopped = True
-            self._pending = None
             if self.rounds_done_ == 0:
                 self.top_ = self._rank()
+        if self._stopped:
+            self._pairs, self._queue, self._orphans = [], [], []
+
+    def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
+        # a cancelled point of a started pair is asked again; a dropped pair's point is forgotten
+        if u is None:
+            self._orphans = []
+            for pair in self._pairs:
+                pair["out"] = [False, False]
+            return
+        self._orphans = [v for v in self._orphans if np.max(np.abs(u - v)) > 1e-9]
+        for pair in self._pairs:
+            for k in (0, 1):
+                if np.max(np.abs(u - self._pair_point(pair, k))) <= 1e-9:
+                    pair["out"][k] = False
 
     def _selection_done(self) -> bool:
         return self._stopped
@@ -228,8 +312,10 @@ class CWS(SelectThenOptimize):
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
         state.update(background=self.background_.tolist(), sum_sq=self.sum_sq_.tolist(), count=self.count_.tolist(),
-                     coord=self._coord, pending=self._pending, rounds_done=self.rounds_done_,
-                     selection_evaluations=self.selection_evaluations_, stopped=self._stopped, top=self.top_)
+                     pairs=[{"coord": p["coord"], "z": p["z"], "y": list(p["y"])} for p in self._pairs],
+                     queue=list(self._queue), orphans=[v.tolist() for v in self._orphans],
+                     rounds_done=self.rounds_done_, selection_evaluations=self.selection_evaluations_,
+                     stopped=self._stopped, top=self.top_)
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -240,22 +326,69 @@ class CWS(SelectThenOptimize):
         if np.any(count != np.round(count)):
             raise StateError(f"state['internal']['count'] must hold non-negative integers, got {count.tolist()}")
         self.count_ = count.astype(int)
-        self._coord = internal_int(state, "coord", low=0, high=D - 1)
-        pending = internal_field(state, "pending")
-        if pending is not None:
-            name = "state['internal']['pending']"
-            pending = dict(state_mapping(pending, name))
-            if set(pending) != {"z", "stage", "y"}:
-                raise StateError(f"{name} must have the keys 'z', 'stage' and 'y', got {sorted(pending)}")
-            pending["z"] = state_float(pending["z"], f"{name}['z']", low=-1.0)
-            pending["stage"] = state_int(pending["stage"], f"{name}['stage']", low=0, high=1)
-            pending["y"] = state_float(pending["y"], f"{name}['y']", allow_none=pending["stage"] == 0)
-        self._pending = pending
+        if "pairs" in state:
+            self._set_pairs(state)
+        else:
+            self._set_old_pair(state)
+        self._mark_out()
+        self._proposed = None
         self.rounds_done_ = internal_int(state, "rounds_done", low=0)
         self.selection_evaluations_ = internal_int(state, "selection_evaluations", low=0, high=self.n_told)
         self._stopped = internal_bool(state, "stopped")
         self.top_ = internal_indices(state, "top", high=D)
         super()._set_internal_state(state)
+
+    def _set_pairs(self, state: dict[str, Any]) -> None:
+        """Started pairs, coordinates to go and dropped points out, as :meth:`_get_internal_state` saves them."""
+        D = self.dim
+        pairs = internal_field(state, "pairs")
+        if not isinstance(pairs, list):
+            raise StateError(f"state['internal']['pairs'] must be a list, got {type(pairs).__name__}")
+        self._pairs = []
+        for j, pair in enumerate(pairs):
+            name = f"state['internal']['pairs'][{j}]"
+            pair = state_mapping(pair, name)
+            if set(pair) != {"coord", "z", "y"}:
+                raise StateError(f"{name} must have the keys 'coord', 'z' and 'y', got {sorted(pair)}")
+            y = pair["y"]
+            if not isinstance(y, list) or len(y) != 2 or (y[0] is not None and y[1] is not None):
+                raise StateError(f"{name}['y'] must be a list of 2 values, at least one of them None (not told)")
+            self._pairs.append({"coord": state_int(pair["coord"], f"{name}['coord']", low=0, high=D - 1),
+                                "z": state_float(pair["z"], f"{name}['z']", low=-1.0),
+                                "y": [state_float(v, f"{name}['y'][{k}]", allow_none=True) for k, v in enumerate(y)]})
+        self._queue = internal_indices(state, "queue", high=D)
+        orphans = internal_field(state, "orphans")
+        if isinstance(orphans, list) and not orphans:
+            self._orphans = []
+        else:
+            rows = internal_array(state, "orphans", shape=(None, D), low=-1.0, high=1.0)
+            self._orphans = [row.copy() for row in rows]
+
+    def _set_old_pair(self, state: dict[str, Any]) -> None:
+        """Load a state written before batches: the coordinate in progress and its single pair."""
+        D = self.dim
+        coord = internal_int(state, "coord", low=0, high=D - 1)
+        pending = internal_field(state, "pending")
+        self._pairs, self._orphans = [], []
+        if pending is not None:
+            name = "state['internal']['pending']"
+            pending = dict(state_mapping(pending, name))
+            if set(pending) != {"z", "stage", "y"}:
+                raise StateError(f"{name} must have the keys 'z', 'stage' and 'y', got {sorted(pending)}")
+            z = state_float(pending["z"], f"{name}['z']", low=-1.0)
+            stage = state_int(pending["stage"], f"{name}['stage']", low=0, high=1)
+            y = state_float(pending["y"], f"{name}['y']", allow_none=stage == 0)
+            self._pairs = [{"coord": coord, "z": z, "y": [y if stage == 1 else None, None]}]
+            coord += 1
+        self._queue = list(range(coord, D))
+
+    def _mark_out(self) -> None:
+        """Set each started pair's "out" flags from the pending points (restored before the internal state)."""
+        P = self.pending_canonical
+        for pair in self._pairs:
+            pair["out"] = [bool(pair["y"][k] is None and len(P)
+                                and np.any(np.max(np.abs(P - self._pair_point(pair, k)), axis=1) <= 1e-9))
+                           for k in (0, 1)]
 
     def diagnostics(self) -> dict[str, Any]:
         """Selection results (see :meth:`SelectThenOptimize.diagnostics`) plus ``rounds`` and evaluations.

@@ -12,11 +12,13 @@ told values. The two are joined by a worker thread:
 * ``direct`` runs in a daemon thread on the canonical unit cube ``[0, 1]^D`` (the method's
   ``domain = "unit"``). Its objective callback puts the point DIRECT wants on a queue and
   blocks until the main thread answers with a value.
-* :meth:`DirectSearch.ask` returns that *pending* point (asking again without telling returns
-  the same point). :meth:`DirectSearch.tell` at the pending point answers DIRECT with ``-y``
-  (DIRECT minimizes, hdbo maximizes).
-* A told point that is not the pending one (the user may tell anything) is recorded in the
-  history but not given to DIRECT, and the pending point stays pending. Should DIRECT later
+* :meth:`DirectSearch.ask` returns that point, DIRECT's *query*, which is then pending (see
+  :class:`~hdbo.methods.base.Method`). While it is pending, DIRECT has nothing else to propose:
+  ``ask()`` raises :class:`~hdbo.exceptions.PendingError` and ``ask(n)`` returns no point.
+  :meth:`DirectSearch.tell` at the query answers DIRECT with ``-y`` (DIRECT minimizes, hdbo
+  maximizes); :meth:`Method.cancel` of the query makes the next ``ask`` return it again.
+* A told point that is not the query (the user may tell anything) is recorded in the
+  history but not given to DIRECT, and the query stays out. Should DIRECT later
   want a point that was already told (within 1e-9 in every canonical coordinate), it gets the
   recorded value without a new query. This also keeps a point that failed once from being
   proposed again, which the base class would replace by a random point, leaving DIRECT
@@ -28,13 +30,16 @@ told values. The two are joined by a worker thread:
 * Once DIRECT stops (``maxfun`` evaluations done, which SciPy overshoots to finish an
   iteration, or a tolerance or its depth limit reached), the method proposes uniformly random
   points from the seeded generator. Restarting DIRECT would only repeat its points, since it
-  is deterministic. DIRECT itself ignores the seed; only this continuation uses it.
+  is deterministic. DIRECT itself ignores the seed; only this continuation uses it. These
+  points do not wait for results, so ``ask(n)`` then returns ``n`` of them.
 
 State and exact resume: DIRECT is deterministic given the values it receives, so the state
 is the history plus ``direct_answers``, the history index that answered each of DIRECT's
 queries in order. :meth:`Method.from_state` restarts the thread and replays these values
 (no real evaluations), checking that DIRECT asks for the recorded points again, so the
-next ``ask`` is the one an uninterrupted run would make.
+next ``ask`` is the one an uninterrupted run would make. A query that was pending when the
+state was saved is pending in the resumed method (the base class stores pending points);
+telling it there answers DIRECT as the original would have.
 
 Threads: the worker holds no reference to the method. :meth:`DirectSearch.close`, or garbage
 collection of the method (a :func:`weakref.finalize`), sends a sentinel that makes the
@@ -221,6 +226,13 @@ class DirectSearch(Method):
     evaluations and foreign tells are handled, and what happens after DIRECT stops. Call
     :meth:`close` to stop the worker thread early; garbage collection also stops it.
 
+    Batches: while DIRECT runs, ``ask(n)`` returns at most one point, because SciPy's DIRECT
+    evaluates sequentially: it asks for one point and waits for its value before choosing
+    the next. While that point is pending, ``ask(n)`` returns an empty ``(0, D)`` array and
+    ``ask()`` raises :class:`~hdbo.exceptions.PendingError`; tell the point (or cancel it) to
+    go on. Once DIRECT has stopped, the uniformly random points that follow are returned
+    ``n`` at a time.
+
     References
     ----------
     .. [1] Jones, D. R., Perttunen, C. D. & Stuckman, B. E. Lipschitzian optimization
@@ -232,8 +244,12 @@ class DirectSearch(Method):
     --------
     >>> import numpy as np
     >>> m = DirectSearch([[-1.0, 1.0], [0.0, 2.0]], budget=20)
-    >>> m.ask()  # DIRECT starts at the centre of the box
+    >>> x = m.ask()  # DIRECT starts at the centre of the box
+    >>> x
     array([0., 1.])
+    >>> m.ask(3).shape  # DIRECT waits for the value of its pending point
+    (0, 2)
+    >>> m.tell(x, -float(np.sum((x - 0.4) ** 2)))
     >>> for _ in range(20):
     ...     x = m.ask()
     ...     m.tell(x, -float(np.sum((x - 0.4) ** 2)))
@@ -271,7 +287,7 @@ class DirectSearch(Method):
 
         self._run: _DirectRun | None = None
         self._finalizer: weakref.finalize | None = None
-        self._pending: NDArray[np.float64] | None = None  # DIRECT's unanswered point (canonical)
+        self._query: NDArray[np.float64] | None = None  # DIRECT's unanswered point (canonical)
         self._answers: list[int] = []  # history index that answered each DIRECT query
         self._worst: float | None = None  # largest successful value given to DIRECT
         self._finished = False  # DIRECT has stopped
@@ -297,30 +313,32 @@ class DirectSearch(Method):
         }
 
     # ------------------------------------------------------------------ ask / tell
-    def _ask(self) -> NDArray[np.float64]:
+    def _ask(self) -> NDArray[np.float64] | None:
         u = self._direct_point()
         if u is None:  # DIRECT has stopped: continue with uniformly random points
             return self.rng.random(self.dim)
+        if self._repeats_pending(u):
+            return None  # DIRECT waits for the value of its query, which is out
         return u.copy()
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
-        if self._pending is not None and np.max(np.abs(u - self._pending)) <= _SAME_POINT_TOL:
-            self._pending = None
+        if self._query is not None and np.max(np.abs(u - self._query)) <= _SAME_POINT_TOL:
+            self._query = None
             self._answer(self.n_told - 1)
 
     def _direct_point(self) -> NDArray[np.float64] | None:
         """The point DIRECT waits for (canonical), or None once DIRECT has stopped."""
-        while self._pending is None and not self._finished:
+        while self._query is None and not self._finished:
             self._ensure_run()
             u = self._fetch()
             if u is None:
                 break
             i = self._told_index(u)
             if i is None:
-                self._pending = u
+                self._query = u
             else:  # already told: DIRECT gets the recorded value, no new query
                 self._answer(i)
-        return self._pending
+        return self._query
 
     def _told_index(self, u: NDArray[np.float64]) -> int | None:
         """Index of the latest told point equal to ``u`` (within 1e-9), or None."""
@@ -365,7 +383,7 @@ class DirectSearch(Method):
         if self._run is not None:
             return
         answers = self._answers
-        self._answers, self._pending, self._worst = [], None, None
+        self._answers, self._query, self._worst = [], None, None
         self._finished, self.direct_result_ = False, None
         self._run = _DirectRun(self.dim, self._direct_options())
         self._finalizer = weakref.finalize(self, _DirectRun.stop, self._run)
@@ -390,7 +408,7 @@ class DirectSearch(Method):
 
     def _stop_run(self, *, join: bool) -> None:
         run, self._run = self._run, None
-        self._pending = None
+        self._query = None
         if self._finalizer is not None:
             self._finalizer()  # sends the stop sentinel once
             self._finalizer = None

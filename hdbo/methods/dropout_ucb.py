@@ -113,6 +113,18 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
     ----------
     dims_ : ndarray of int, shape (d,)
         The coordinates optimized at the last iteration.
+
+    Notes
+    -----
+    Batches: every proposal is one iteration, with its own d kept coordinates. The GP on
+    those coordinates is conditioned on the pending points' values there (their projections,
+    as the told points are projected) at its posterior mean, GP-BUCB's hallucination
+    (:class:`~hdbo.methods._subspace_common.SubspaceUCBMixin`), so the UCB of a batch's later
+    points is lower where earlier ones are out (should the best point be a pending one all the
+    same, the best other searched values of the kept coordinates are used); ``ask(n)`` returns
+    ``n`` points. The iteration ``t`` of ``beta_t`` counts the pending proposals. The
+    hyperparameters are refitted only on told values: the later points of a batch reuse them
+    on their own coordinates.
     """
 
     name = "dropout-ucb"
@@ -145,6 +157,11 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         X, y = self.X_obs, self.y_obs
         return (X if self.dims_ is None else X[:, self.dims_]), y
 
+    def _pending_gp_inputs(self) -> Array:
+        """The pending points on this iteration's kept coordinates, shape (n_pending, d)."""
+        assert self.dims_ is not None, "_sync_gp draws the coordinates first"
+        return self.pending_canonical[:, self.dims_]
+
     def _sync_gp(self) -> GaussianProcess:
         """Draw this iteration's coordinates, then fit the GP on them (re-learning on schedule)."""
         self.dims_ = np.sort(self.rng.choice(self.dim, size=self.d, replace=False))
@@ -170,6 +187,7 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         nfev = cand.shape[0]
         k = self._n_local_starts(L, S)
         best_y, best_v = cand[int(np.argmax(vals))], float(np.max(vals))
+        Ys, vs = np.empty((0, d)), np.empty(0)
         if k >= 1:
             rows = np.argsort(-vals, kind="stable")[:k]
             Ys, vs, used = stacked_lbfgsb(acq.value_and_grad, cand[rows], vals[rows], L)
@@ -187,6 +205,18 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
             mode = "random" if self.rng.random() < self.p else "copy"
         x = best_obs.copy() if mode == "copy" else -1.0 + 2.0 * self.rng.random(self.dim)
         x[self.dims_] = best_y
+        if self.n_pending:
+            # a point already out is not proposed again: the best other searched values of the kept coordinates
+            Yc, vc = np.vstack([best_y[None, :], Ys, cand]), np.concatenate([[best_v], vs, vals])
+            fill, dims = x.copy(), self.dims_
+
+            def point(j: int) -> Array:
+                fill[dims] = Yc[j]
+                return fill
+
+            i = self._best_not_pending(vc, point)
+            if i is not None:
+                x[dims], best_v = Yc[i], float(vc[i])
         self.last_acq_nfev_ = nfev
         self.last_ = {"acq_nfev": nfev, "acq_value": best_v, "fill_random": mode == "random",
                       "dims": self.dims_.tolist()}

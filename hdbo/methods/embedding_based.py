@@ -16,6 +16,17 @@ and the same acquisition-evaluation budget as any :class:`~hdbo.methods.gp_based
 (``acq_budget``, default ``min(5000, 100 D)``); the best latent points observed are offered as
 starting candidates, and ``maximizer="lbfgsb"`` uses ``10 k`` starts for a latent dimension k
 (SPEC P3.B: "10 x the embedding dimension").
+
+Batches. The latent point of every proposal is kept until that point is told (or cancelled),
+so points told in any order get the latent coordinates they were proposed for. A proposal made
+while others are pending maximizes the acquisition on the GP conditioned on the pending points'
+*latent* coordinates (:meth:`EmbeddingGPMethod._pending_gp_inputs`): at its posterior mean
+for UCB (GP-BUCB), at the smallest value observed for EI (the constant liar "CL-min", which
+keeps the incumbent and lowers the expected improvement near the points out). If the
+proposal's point of the box is still a pending one (REMBO's clip maps distinct latent points
+onto one face point), the GP is conditioned on that latent point as well and the acquisition
+maximized once more; should that repeat a pending point too, a uniform latent point is
+proposed.
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ __all__ = ["EmbeddingGPMethod", "default_low_dim"]
 
 Array = NDArray[np.float64]
 
-_MATCH_TOL = 1e-9  # a told point equals the pending proposal (canonical max-norm)
+_MATCH_TOL = 1e-9  # a told point equals a pending proposal (canonical max-norm)
 _REPRESENT_TOL = 1e-8  # the embedding reproduces a told point
 
 
@@ -82,6 +93,11 @@ class EmbeddingGPMethod(GPMethod):
     ----------
     embedding_ : Embedding
         The embedding in use (set by the subclass before the first ask).
+
+    Notes
+    -----
+    Batches: ``ask(n)`` always returns ``n`` points; each is proposed on the GP conditioned on
+    the pending points at their latent points (see "Batches" in the module docstring).
     """
 
     domain = "symmetric"
@@ -103,7 +119,8 @@ class EmbeddingGPMethod(GPMethod):
         self.xi = check_real(xi, "xi", low=0)
         self.embedding_: Embedding | None = None
         self._latent: list[list[float] | None] = []
-        self._pending: Array | None = None
+        # (canonical point, normalized latent point) of every proposal not yet told, in asking order
+        self._proposals: list[tuple[Array, Array]] = []
         self._beta_fn: Callable[[int], float] | None = None
 
     # ------------------------------------------------------------------ embedding helpers
@@ -141,13 +158,72 @@ class EmbeddingGPMethod(GPMethod):
         assert self.embedding_ is not None
         return self.embedding_.lift(self.embedding_.low_box.from_symmetric(W))
 
-    def _latent_of(self, u: Array) -> Array | None:
-        """Normalized latent coordinates of a told canonical point, or None if not representable."""
+    def _represent(self, u: Array) -> Array | None:
+        """Least-squares normalized latent point of canonical ``u`` if the embedding reproduces it (1e-8)."""
         assert self.embedding_ is not None
-        if self._pending is not None and np.max(np.abs(self._lift(self._pending) - u)) <= _MATCH_TOL:
-            return self._pending
         Y, ok = self.embedding_.represents(u[None, :], atol=_REPRESENT_TOL)
         return self.embedding_.low_box.to_symmetric(Y[0]) if ok[0] else None
+
+    def _latent_of(self, u: Array) -> Array | None:
+        """Normalized latent coordinates of a canonical point, or None if not representable.
+
+        The latent point a pending proposal equal to ``u`` was made for, else
+        :meth:`_represent`.
+        """
+        i = self._proposal_index(u)
+        return self._proposals[i][1] if i is not None else self._represent(u)
+
+    # ------------------------------------------------------------------ pending proposals
+    def _propose(self, w: Array) -> Array:
+        """Record the proposal of normalized latent point ``w``; its canonical point."""
+        u = self._lift(w)
+        self._proposals.append((u, np.array(w, dtype=float)))
+        return u
+
+    def _proposal_index(self, u: Array) -> int | None:
+        """Index in the proposal list of the first proposal equal to canonical ``u`` (1e-9), or None."""
+        for i, (v, _) in enumerate(self._proposals):
+            if np.max(np.abs(v - u)) <= _MATCH_TOL:
+                return i
+        return None
+
+    def _prune_proposals(self) -> None:
+        """Forget proposals that are not pending (e.g. replaced by the base class's random point)."""
+        if not self._proposals:
+            return
+        P = self.pending_canonical
+        self._proposals = [(u, w) for u, w in self._proposals
+                           if len(P) and np.min(np.max(np.abs(P - u), axis=1)) <= _MATCH_TOL]
+
+    def _gp_inputs_of_latent(self, W: Array) -> Array:
+        """GP inputs of normalized latent points W (n, k): W itself (REMBO's ``k_X``: their points)."""
+        return W
+
+    def _pending_gp_inputs(self) -> Array | None:
+        """GP inputs of the pending points: their proposals' latent points, shape (p, k).
+
+        A pending point without a recorded proposal (a random replacement) enters at its
+        least-squares latent point if the embedding reproduces it, and is left out otherwise,
+        as it will be left out of the model once told.
+        """
+        rows = [self._latent_of(u) for u in self.pending_canonical]
+        W = [w for w in rows if w is not None]
+        return self._gp_inputs_of_latent(np.array(W, dtype=float)) if W else None
+
+    def _pending_value(self) -> float | None:
+        """UCB: None (the posterior mean, GP-BUCB); EI: the smallest observed value (CL-min)."""
+        if self.acquisition == "ucb":
+            return None
+        y = self._gp_data()[1]
+        return float(np.min(y)) if y.size else None
+
+    def _on_cancel(self, u: Array | None) -> None:
+        if u is None:
+            self._proposals = []
+            return
+        i = self._proposal_index(u)
+        if i is not None:
+            del self._proposals[i]
 
     def beta_t(self, t: int | None = None) -> float:
         """The exploration weight of an iteration (UCB).
@@ -185,9 +261,10 @@ class EmbeddingGPMethod(GPMethod):
                            lengthscale=start_lengthscale(n, self.lengthscale_bounds))
 
     def _on_tell(self, u: Array, y: float) -> None:
-        w = self._latent_of(u)
+        i = self._proposal_index(u)
+        w = self._proposals.pop(i)[1] if i is not None else self._represent(u)
         self._latent.append(None if w is None else [float(v) for v in w])
-        self._pending = None
+        self._prune_proposals()
 
     # ------------------------------------------------------------------ ask
     def _n_model_points(self) -> int:
@@ -195,11 +272,9 @@ class EmbeddingGPMethod(GPMethod):
         return self._gp_data()[1].size
 
     def _ask(self) -> Array:
-        self._pending = None
+        self._prune_proposals()
         if self._n_model_points() < self.n_init:
-            w = self.latent_box.sample(1, self.rng)[0]
-            self._pending = w
-            return self._lift(w)
+            return self._propose(self.latent_box.sample(1, self.rng)[0])
         return super()._ask()
 
     def _latent_acquisition(self, acq: Any) -> tuple[Callable[[Array], Array], Callable[[Array], tuple[Array, Array]]]:
@@ -207,14 +282,30 @@ class EmbeddingGPMethod(GPMethod):
         return acq, acq.value_and_grad
 
     def _acquire(self, gp: GaussianProcess) -> Array:
+        return self._propose(self._acquire_latent(gp))
+
+    def _acquire_latent(self, gp: GaussianProcess) -> Array:
+        """The normalized latent point maximizing the acquisition, its box point not a pending one.
+
+        ``gp`` is conditioned on the pending points already (see the module docstring).
+        """
+        w = self._maximize_acquisition(gp)
+        if self.n_pending and self._repeats_pending(self._lift(w)):
+            # another latent point of a pending box point (REMBO's clip): believe this one too
+            w = self._maximize_acquisition(gp.hallucinate(self._gp_inputs_of_latent(w[None, :]),
+                                                          self._pending_value()))
+            if self._repeats_pending(self._lift(w)):
+                w = self.latent_box.sample(1, self.rng)[0]
+        return w
+
+    def _maximize_acquisition(self, gp: GaussianProcess) -> Array:
+        """Maximize UCB or EI of ``gp`` over the normalized latent box."""
         if self.acquisition == "ucb":
             acq: Any = UCB(gp, self.beta_t())
         else:
             acq = EI(gp, float(np.max(self._gp_data()[1])), xi=self.xi)
         fun, fun_and_grad = self._latent_acquisition(acq)
-        w = self._maximize_latent(fun, fun_and_grad)
-        self._pending = w
-        return self._lift(w)
+        return self._maximize_latent(fun, fun_and_grad)
 
     def _maximize_latent(self, fun: Callable[[Array], Array],
                          fun_and_grad: Callable[[Array], tuple[Array, Array]]) -> Array:
@@ -233,11 +324,12 @@ class EmbeddingGPMethod(GPMethod):
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
         assert self.embedding_ is not None
-        state.update(
-            embedding=self.embedding_.to_dict(),
-            latent=self._latent,
-            pending=None if self._pending is None else self._pending.tolist(),
-        )
+        # one entry per pending point (asking order): the latent point of its proposal, or None
+        pending = []
+        for u in self.pending_canonical:
+            i = self._proposal_index(u)
+            pending.append(None if i is None else self._proposals[i][1].tolist())
+        state.update(embedding=self.embedding_.to_dict(), latent=self._latent, pending_latent=pending)
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -253,7 +345,20 @@ class EmbeddingGPMethod(GPMethod):
         d = self.low_dim
         self._latent = [None if w is None else state_array(w, f"state['internal']['latent'][{i}]", shape=(d,)).tolist()
                         for i, w in enumerate(latent)]
-        self._pending = internal_array(state, "pending", shape=(d,), allow_none=True)
+        self._proposals = []
+        if "pending_latent" in state:
+            pending = internal_field(state, "pending_latent")
+            if not isinstance(pending, list) or len(pending) != self.n_pending:
+                raise StateError(f"state['internal']['pending_latent'] must be a list of {self.n_pending} entries "
+                                 f"(one per pending point), got {describe(pending)}")
+            for i, (u, w) in enumerate(zip(self.pending_canonical, pending)):
+                if w is not None:
+                    name = f"state['internal']['pending_latent'][{i}]"
+                    self._proposals.append((u, state_array(w, name, shape=(d,), low=-1.0, high=1.0)))
+        else:  # a state of before batches: the latent point of the last proposal, if not told yet
+            w = internal_array(state, "pending", shape=(d,), allow_none=True)
+            if w is not None:
+                self._proposals.append((self._lift(w), w))
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

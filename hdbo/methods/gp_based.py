@@ -35,6 +35,9 @@ _NOISE_BOUNDS = (1e-8, 1.0)
 _PRIOR_NOISE_BOUNDS = (1e-6, 1.0)
 #: Length-scale fitting bounds (canonical units) without / with the dimension-scaled prior.
 _LENGTHSCALE_BOUNDS = {"none": (0.05, 20.0), "dim-scaled": (0.025, 1000.0)}
+#: Times a pending point that the acquisition proposes again is hallucinated once more
+#: (:meth:`GPMethod._acquire_with_pending`).
+_MAX_PENDING_REPEATS = 16
 #: The papers' GP and acquisition settings, which every reproduction spec pins (hdbo's
 #: defaults before the dimension-scaled prior and the local acquisition search).
 PAPER_SETTINGS: dict[str, Any] = {"gp_prior": "none", "maximizer": "direct"}
@@ -108,6 +111,14 @@ class GPMethod(Method):
     -----
     The papers' settings are ``gp_prior="none", maximizer="direct"`` (:data:`PAPER_SETTINGS`);
     the reproduction specs pin them.
+
+    Batches and pending points: while the initial design is not complete (fewer than
+    ``n_init`` successful observations), every proposal is a uniform random point, so a
+    batch asked then is random. After it, the acquisition is maximized on the GP conditioned
+    on the pending points at its posterior mean (:meth:`hdbo.gp.GaussianProcess.hallucinate`;
+    GP-BUCB for UCB, the Kriging believer for EI): ``ask(n)`` returns ``n`` points, each
+    proposed with the earlier ones of the batch pending. The hyperparameters are not refitted
+    on hallucinated values.
 
     Raises
     ------
@@ -256,11 +267,14 @@ class GPMethod(Method):
 
         Evaluations beyond the ``n_init`` initial ones count, failed ones included, as in
         Algorithm 2 of Kandasamy et al. (2015) where t starts after N_init random points.
+        Pending points count too (GP-BUCB's index of the decision, Desautels et al. 2014):
+        the k-th point of a batch is proposed at the iteration it would have had had the
+        earlier ones been told first; run sequentially nothing is pending, so nothing changes.
         """
-        return max(1, self.n_told - self.n_init + 1)
+        return max(1, self.n_told + self.n_pending - self.n_init + 1)
 
     # ------------------------------------------------------------------ ask
-    def _ask(self) -> NDArray[np.float64]:
+    def _ask(self) -> NDArray[np.float64] | None:
         if self.y_obs.size < self.n_init:
             return self.space.sample(1, self.rng)[0]
         try:
@@ -277,7 +291,70 @@ class GPMethod(Method):
                 warnings.warn(f"{self.name}: GP factorization failed ({exc}); querying a random point",
                               RuntimeWarning, stacklevel=3)
                 return self.space.sample(1, self.rng)[0]
-        return self._acquire(gp)
+        return self._acquire_with_pending(gp)
+
+    def _gp_input_of(self, U: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        """Canonical points ``U`` (n, D) as GP inputs, or None when the subclass has no such map.
+
+        Default: ``U`` itself when :meth:`_gp_data` is not overridden (the GP's inputs are the
+        canonical points), else None. A subclass that fits its GP on transformed inputs (a
+        projection, the selected coordinates) and can transform any point overrides it.
+        """
+        if type(self)._gp_data is not GPMethod._gp_data:
+            return None
+        return U
+
+    def _pending_gp_inputs(self) -> NDArray[np.float64] | None:
+        """The pending points as GP inputs, shape (n_pending, d), or None if they have none.
+
+        Default: :meth:`_gp_input_of` of the canonical pending points. A subclass whose GP
+        inputs are not a function of the point (latent coordinates kept per proposal)
+        overrides this instead.
+        """
+        return self._gp_input_of(self.pending_canonical)
+
+    def _pending_value(self) -> float | None:
+        """The value pending points are hallucinated at: None for the posterior mean (GP-BUCB).
+
+        A subclass may return a constant (the constant liar) instead.
+        """
+        return None
+
+    def _acquire_with_pending(self, gp: GaussianProcess) -> NDArray[np.float64] | None:
+        """:meth:`_acquire` on the GP conditioned on the pending points at its posterior mean.
+
+        The hallucination of GP-BUCB (Desautels et al. 2014) for UCB, the Kriging believer for
+        EI: the mean is unchanged and the variance shrinks where points are out, so the next
+        proposal goes elsewhere. While :meth:`_acquire` runs, ``self.gp_`` is the conditioned
+        copy (so per-group posteriors of additive models see it too); the fitted GP is put
+        back afterwards, unchanged.
+
+        One hallucinated value leaves a variance of about the noise variance at a pending
+        point, and where the posterior mean is largest at a face or corner of the box the
+        acquisition may choose the same point again. A batch holds distinct points, so a
+        repeated point is hallucinated once more and the acquisition maximized again (the
+        next point of the GP-BUCB sequence that is not out), up to ``_MAX_PENDING_REPEATS``
+        times (for subclasses whose points map to GP inputs, :meth:`_gp_input_of`); after
+        that the base class's random replacement, with its warning, takes over.
+        """
+        P = self._pending_gp_inputs() if self.n_pending else None
+        if P is None or len(P) == 0:
+            return self._acquire(gp)
+        P = np.asarray(P, dtype=float)
+        fitted = self.gp_
+        try:
+            for attempt in range(_MAX_PENDING_REPEATS + 1):
+                self.gp_ = cond = gp.hallucinate(P, self._pending_value())
+                u = self._acquire(cond)
+                if u is None or attempt == _MAX_PENDING_REPEATS or not self._repeats_pending(np.asarray(u, float)):
+                    return u
+                z = self._gp_input_of(np.asarray(u, dtype=float)[None, :])
+                if z is None:
+                    return u
+                P = np.vstack([P, z])
+        finally:
+            self.gp_ = fitted
+        return u  # pragma: no cover - the loop always returns
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         """Maximize the acquisition on the synced GP; return a canonical point."""

@@ -43,6 +43,15 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
 * ``optimize=False`` is the paper's variable-selection experiment: :attr:`done` becomes True
   when the selection ends, so runners stop there and the evaluations used are the sample
   complexity.
+* Batches (``ask(n)``, points pending): the selection proposes the design points of its test
+  whose positions do not depend on values not yet told, and no more: an FDT pair's two points
+  (``z`` and ``z + delta``, both fixed once the pair is drawn), or GPT's one point. The next
+  step's node (and, for GPT, its position) depends on the LLR those values update, so a batch
+  asked during the selection returns fewer points (``ask()`` raises
+  :class:`~hdbo.exceptions.PendingError` while the step's points are all out). The values of
+  a pair may be told in any order. Phase 2 is GP-UCB with the pending points hallucinated on
+  the selected coordinates (GP-BUCB, :meth:`~hdbo.methods.gp_based.GPMethod._acquire_with_pending`),
+  so ``ask(n)`` returns ``n`` points there.
 
 References
 ----------
@@ -67,7 +76,7 @@ from ..gp import GaussianProcess, SquaredExponential
 from ..space import Box
 from ..structure.variable_selection import TESTS, HDSSelector
 from ..exceptions import StateError
-from ._state import internal_field, internal_indices, state_mapping
+from ._state import internal_field, internal_indices, state_array, state_float, state_mapping
 from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from .registry import register
@@ -118,6 +127,11 @@ def chen2012_beta(t: float, *, d: int, bandwidth: float, signal_variance: float,
         2.0 * t * t * d * sigma_s / bandwidth * root)
 
 
+def _same(u: NDArray[np.float64], v: NDArray[np.float64]) -> bool:
+    """Whether two canonical points are the same (within 1e-9 in every coordinate, as the base class)."""
+    return bool(np.max(np.abs(np.asarray(u) - np.asarray(v))) <= 1e-9)
+
+
 def _true_active(structure: dict[str, Any]) -> list[int] | None:
     """The problem's active coordinates (``structure["active_dims"]``, or ``"active"``), if known."""
     for key in ("active_dims", "active"):
@@ -132,6 +146,12 @@ class SelectThenOptimize(GPMethod):
     Subclasses implement :meth:`_selection_propose`, :meth:`_selection_consume`,
     :meth:`_selection_done`, :meth:`_selection_result`, and the state/diagnostics hooks of
     their selection phase. See the module docstring for the options.
+
+    ``_selection_propose`` returns the next design point of the selection that is neither told
+    nor pending (:attr:`~hdbo.methods.base.Method.pending_canonical`), or None when every
+    point the selection can place without further values is out: a batch then returns fewer
+    points. In phase 2 the pending points, restricted to the searched coordinates, are
+    hallucinated in the GP (:meth:`_gp_input_of`), so batches are full there.
 
     Parameters
     ----------
@@ -219,7 +239,7 @@ class SelectThenOptimize(GPMethod):
         return (not self.optimize) and not self.selecting
 
     # ------------------------------------------------------------------ subclass hooks
-    def _selection_propose(self) -> NDArray[np.float64]:
+    def _selection_propose(self) -> NDArray[np.float64] | None:
         raise NotImplementedError
 
     def _selection_consume(self, u: NDArray[np.float64], y: float) -> None:
@@ -253,7 +273,7 @@ class SelectThenOptimize(GPMethod):
             raise RuntimeError("the selection phase is not finished")
         return self.selected_ if self.selected_ else list(range(self.dim))
 
-    def _ask(self) -> NDArray[np.float64]:
+    def _ask(self) -> NDArray[np.float64] | None:
         if self.selecting and self._selection_done():
             # The selection budget cannot pay for one step of the test (e.g. HDS-FDT's pair of
             # evaluations with budget <= 3): skip the selection, GP-UCB on every coordinate.
@@ -272,6 +292,12 @@ class SelectThenOptimize(GPMethod):
     # ------------------------------------------------------------------ GP-UCB phase
     def _gp_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.X_obs[:, self.search_dims], self.y_obs
+
+    def _gp_input_of(self, U: NDArray[np.float64]) -> NDArray[np.float64]:
+        # the selected coordinates; with the known model's noise (sigma^2 = 0.1 by default) a
+        # pending point keeps a variance of about sigma^2, so GP-UCB may propose it again and
+        # GPMethod._acquire_with_pending hallucinates it once more
+        return U[:, self.search_dims]
 
     def _make_kernel(self) -> SquaredExponential:
         k = len(self.search_dims)
@@ -300,7 +326,8 @@ class SelectThenOptimize(GPMethod):
         Parameters
         ----------
         t : int, optional
-            Default: the index of the upcoming query in the whole run (``n_told + 1``).
+            Default: the index of the upcoming query in the whole run (``n_told + 1``, pending
+            points counted as told: GP-BUCB's index of the decision).
 
         Returns
         -------
@@ -314,7 +341,7 @@ class SelectThenOptimize(GPMethod):
                 self._beta_fn = lambda s: chen2012_beta(s, d=k, bandwidth=bw, signal_variance=sv, delta=delta)
             else:
                 self._beta_fn = resolve_beta(self.beta, self.beta_params, k)
-        return float(self._beta_fn(self.n_told + 1 if t is None else t))
+        return float(self._beta_fn(self.n_told + self.n_pending + 1 if t is None else t))
 
     @property
     def acquisition_budget(self) -> int:
@@ -414,6 +441,19 @@ class HDS(SelectThenOptimize):
     TypeError, ValueError
         If an option has the wrong type or is out of range.
 
+    Notes
+    -----
+    Batches: during the selection a batch returns fewer points than asked. With FDT,
+    ``ask(n)`` returns at most the two points of the pair in progress (``z`` and
+    ``z + delta`` are fixed when the pair is drawn); with GPT at most one point. Once they are
+    out, ``ask(n)`` returns an empty ``(0, D)`` array and ``ask()`` raises
+    :class:`~hdbo.exceptions.PendingError` until they are told, because the next step's node
+    (and GPT's next position) depends on the LLR their values update. A pair's values may be
+    told in either order. If the first point of a pair fails while the second is out, the
+    pair is dropped (as in sequential use) and the second point's evaluation, when told,
+    counts against the selection budget without entering the test. After the selection,
+    ``ask(n)`` returns ``n`` points (GP-UCB with the pending points hallucinated).
+
     Examples
     --------
     >>> import numpy as np
@@ -448,6 +488,11 @@ class HDS(SelectThenOptimize):
         self.gpt_offset_variance = gpt_offset_variance
         background = self.rng.uniform(-1.0, 1.0, self.dim)  # x0, drawn before any query
         self.selector_ = self._new_selector(background)
+        # A batch may tell a pair's second point before its first: its value waits here,
+        # (canonical point, value; NaN = failed), until the first point's value is in.
+        self._early: tuple[NDArray[np.float64], float] | None = None
+        # Points of a dropped pair (its first point failed) that are still out (canonical).
+        self._orphans: list[NDArray[np.float64]] = []
 
     @classmethod
     def structure_evaluations(cls, dim: int, **options: Any) -> int | None:
@@ -508,11 +553,61 @@ class HDS(SelectThenOptimize):
             max_evaluations=self.selection_limit, fdt_factor=self.fdt_factor, grid_size=self.grid_size,
             offset_variance=self.gpt_offset_variance)
 
-    def _selection_propose(self) -> NDArray[np.float64]:
-        return self.selector_.propose(self.rng)
+    def _step_points(self) -> list[NDArray[np.float64]]:
+        """The design points of the test step in progress that the selector has not consumed, in order.
+
+        FDT before its first value: ``[x_I(z), x_I(z + delta)]``; FDT after it: the second
+        point; GPT: its one point; no step in progress: ``[]``. Draws no random numbers.
+        """
+        sel = self.selector_
+        step = sel.pending
+        if step is None:
+            return []
+        first = sel.propose(np.random.default_rng(0))  # a step in progress: no randomness is used
+        if sel.test != "fdt" or step["stage"] != 0:
+            return [first]
+        node = next(n for n in sel.nodes if n.id == step["node"])
+        return [first, sel.point(node.dims, min(step["z"] + sel.delta, 1.0))]
+
+    def _selection_propose(self) -> NDArray[np.float64] | None:
+        sel = self.selector_
+        if sel.pending is None:
+            if (self._orphans and sel.max_evaluations is not None
+                    and sel.max_evaluations - sel.n_evaluations - len(self._orphans) < sel.cost_per_step):
+                return None  # the budget left after the points still out cannot pay for a step
+            return sel.propose(self.rng)
+        for u in self._step_points():
+            if not self._repeats_pending(u) and not (self._early is not None and _same(u, self._early[0])):
+                return u
+        return None  # the step's points are out: the next step depends on their values
 
     def _selection_consume(self, u: NDArray[np.float64], y: float) -> None:
-        self.selector_.consume(u, y)
+        sel = self.selector_
+        points = self._step_points()
+        if points and _same(u, points[0]):
+            sel.consume(u, y)
+            if self._early is not None:  # the pair's second value arrived first
+                (v, yv), self._early = self._early, None
+                if sel.pending is not None:
+                    sel.consume(v, yv)
+                else:  # the first point failed, which dropped the pair: count the evaluation only
+                    sel.n_evaluations += 1
+            elif sel.pending is None and len(points) == 2 and self._repeats_pending(points[1]):
+                self._orphans.append(points[1])  # dropped pair whose second point is out
+        elif len(points) == 2 and _same(u, points[1]) and self._early is None:
+            self._early = (u.copy(), float(y))
+        else:
+            for i, v in enumerate(self._orphans):
+                if _same(u, v):
+                    del self._orphans[i]
+                    sel.n_evaluations += 1  # an evaluation the selection asked for, its value unused
+                    break
+
+    def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
+        if u is None:
+            self._orphans = []
+        else:
+            self._orphans = [v for v in self._orphans if not _same(u, v)]
 
     def _selection_done(self) -> bool:
         return self.selector_.done
@@ -526,6 +621,9 @@ class HDS(SelectThenOptimize):
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
         state["selector"] = self.selector_.state_dict()
+        state["early"] = None if self._early is None else {
+            "x": self._early[0].tolist(), "y": self._early[1] if np.isfinite(self._early[1]) else None}
+        state["orphans"] = [v.tolist() for v in self._orphans]
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -538,6 +636,23 @@ class HDS(SelectThenOptimize):
             if u.shape != (self.dim,) or not np.all(np.abs(u) <= 1.0):
                 raise StateError("state['internal']['selector']['pending'] does not give a point of the box")
         self.selector_ = selector
+        # states written before batches have neither entry
+        early = state.get("early")
+        if early is not None:
+            early = state_mapping(early, "state['internal']['early']")
+            x = state_array(internal_field(early, "x", "state['internal']['early']"), "state['internal']['early']['x']",
+                            shape=(self.dim,), low=-1.0, high=1.0)
+            y = state_float(internal_field(early, "y", "state['internal']['early']"),
+                            "state['internal']['early']['y']", allow_none=True)
+            self._early = (x, float("nan") if y is None else y)
+        else:
+            self._early = None
+        orphans = state.get("orphans", [])
+        if isinstance(orphans, list) and not orphans:
+            self._orphans = []
+        else:
+            rows = state_array(orphans, "state['internal']['orphans']", shape=(None, self.dim), low=-1.0, high=1.0)
+            self._orphans = [row.copy() for row in rows]
         super()._set_internal_state(state)
 
     def diagnostics(self) -> dict[str, Any]:

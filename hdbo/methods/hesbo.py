@@ -19,6 +19,9 @@ As implemented:
 * Points told without being proposed enter the model at their least-squares latent point
   (per bucket, the mean of ``s_i x_i``) if the sketch reproduces them, otherwise they are
   kept out of the GP.
+* Batches (:class:`~hdbo.methods.embedding_based.EmbeddingGPMethod`): each proposal is made on
+  the GP conditioned on the pending points at their latent points (observed at the posterior
+  mean for UCB, at the smallest observed value for EI).
 
 With the problem's ``structure["active_dims"]`` known (embedded benchmarks), ``diagnostics()``
 reports ``active_collisions``: the number of active coordinates that share a bucket with

@@ -123,6 +123,17 @@ class LineBO(SubspaceUCBMixin, GPMethod):
     ----------
     anchor_, direction_ : ndarray of shape (D,)
         Anchor and direction of the last line (canonical coordinates).
+
+    Notes
+    -----
+    Batches: a line carries one evaluation, so a line has no state to wait for and each point
+    of a batch gets its own line, with a fresh direction, through the same anchor (the
+    observed point of largest posterior mean, which pending points do not change). The UCB
+    along it is that of the GP conditioned on the pending points at its posterior mean,
+    GP-BUCB's hallucination (:class:`~hdbo.methods._subspace_common.SubspaceUCBMixin`), so a
+    line that passes near a pending point is searched elsewhere (should the line's best point
+    be a pending one all the same, its best other searched point is proposed); ``ask(n)``
+    returns ``n`` points. The iteration ``t`` of ``beta_t`` counts the pending proposals.
     """
 
     name = "line-bo"
@@ -185,6 +196,12 @@ class LineBO(SubspaceUCBMixin, GPMethod):
             nfev += res.nfev
             if res.value > best_v:
                 best_s, best_v = float(res.x[0]), float(res.value)
+        if self.n_pending:
+            # a point already out is not proposed again: the best other point searched on the line
+            cand_s, cand_v = np.append(best_s, s), np.append(best_v, vals)
+            i = self._best_not_pending(cand_v, lambda j: anchor + cand_s[j] * v)
+            if i is not None:
+                best_s, best_v = float(cand_s[i]), float(cand_v[i])
         self.anchor_, self.direction_ = anchor, v
         self.last_acq_nfev_ = nfev
         self.last_ = {"acq_nfev": nfev, "acq_value": best_v, "segment_length": float((hi - lo) * np.linalg.norm(v))}

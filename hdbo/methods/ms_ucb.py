@@ -332,6 +332,18 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         ``screen_fraction`` is not in (0, 1), ``maximizer != "lbfgsb"``, ``polish`` is True,
         or a GP option is invalid.
 
+    Notes
+    -----
+    Batches: every proposal is one iteration of Algorithm 1, the pending ones counted in
+    ``t`` (:attr:`iteration`), so the k-th point of a batch is searched over ``Z_t`` with its
+    own ``N_t`` new subspaces and its own ``beta_t``, as if the earlier ones had been told.
+    The subspace posteriors (:class:`SubspacePosterior`) are built from the GP conditioned on
+    the pending points at its posterior mean (GP-BUCB's hallucination; the pending points
+    enter the fixed-coordinate distances ``c(z, i)`` and the Cholesky factor like training
+    points), so the UCB on every subspace is lower near the points already out (should the
+    best point be a pending one all the same, the best other point searched is proposed);
+    ``ask(n)`` returns ``n`` points.
+
     Attributes
     ----------
     y_dims_ : ndarray of int, shape (d,)
@@ -483,12 +495,25 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
 
         # local search: stacked L-BFGS-B from the chosen starts
         k = self._n_local_starts(L, sub.size)
+        local_sub, local_Y, local_v = sub[:0], Y[:0], vals[:0]
         if k >= 1:
             starts = self._pick_starts(sub, vals, n_prev, k)
-            x, v, used = self._local_search(gp, beta, sub[starts], Y[starts], vals[starts], L)
+            local_sub = sub[starts]
+            local_Y, local_v, used = self._local_search(gp, beta, local_sub, Y[starts], vals[starts], L)
             nfev += used
-            if v > best_v:
-                best_x, best_v = x, v
+            i = int(np.argmax(local_v))
+            if local_v[i] > best_v:
+                best_x = self._assemble(self.subspaces(local_sub[i:i + 1]), local_Y[i:i + 1])[0]
+                best_v = float(local_v[i])
+        if self.n_pending:
+            # a point already out is not proposed again: the best other point searched
+            cand_sub, cand_Y = np.concatenate([local_sub, sub]), np.vstack([local_Y, Y])
+            cand_v = np.concatenate([local_v, vals])
+            j = self._best_not_pending(
+                cand_v, lambda i: self._assemble(self.subspaces(cand_sub[i:i + 1]), cand_Y[i:i + 1])[0])
+            if j is not None:
+                best_x = self._assemble(self.subspaces(cand_sub[j:j + 1]), cand_Y[j:j + 1])[0]
+                best_v = float(cand_v[j])
         self.last_ = {"t": t, "beta": beta, "n_subspaces": n_now, "N_t": n_now - n_prev,
                       "screened_subspaces": n_screened, "n_starts": k, "acq_nfev": nfev, "acq_value": best_v}
         self.last_acq_nfev_ = nfev
@@ -510,12 +535,14 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         return np.concatenate([np.asarray(chosen, dtype=np.int64), rest]).astype(np.int64)
 
     def _local_search(self, gp: GaussianProcess, beta: float, sub: NDArray[np.int64], Y0: Array, v0: Array,
-                      budget: int) -> tuple[Array, float, int]:
-        """Stacked L-BFGS-B over the free coordinates of the k starts (z fixed), ``<= budget`` evaluations."""
-        acq, Zu, rows = self._subspace_ucb(gp, beta, sub)
-        best_y, best_v, used = stacked_lbfgsb(acq.value_and_grad, Y0, v0, budget)
-        i = int(np.argmax(best_v))
-        return self._assemble(Zu[rows[i:i + 1]], best_y[i:i + 1])[0], float(best_v[i]), used
+                      budget: int) -> tuple[Array, Array, int]:
+        """Stacked L-BFGS-B over the free coordinates of the k starts (z fixed), ``<= budget`` evaluations.
+
+        Returns the best free coordinates found from each start (k, d), their values (k,) and
+        the evaluations used.
+        """
+        acq, _, _ = self._subspace_ucb(gp, beta, sub)
+        return stacked_lbfgsb(acq.value_and_grad, Y0, v0, budget)
 
     # ------------------------------------------------------------------ state and reports
     def _get_internal_state(self) -> dict[str, Any]:

@@ -21,6 +21,12 @@ BoTorch, Optuna or cma release may change later proposals).
 
 Proposal time is measured by :func:`hdbo.minimize`, :class:`hdbo.Optimizer` and the run
 store around :meth:`Method.ask`, as for every method.
+
+Batches (``ask(n)``) and pending points use each library's own mechanism: BoTorch's
+``X_pending`` (with ``qLogExpectedImprovement``, since BoTorch's analytic LogEI takes no
+pending points), Optuna's ``RUNNING`` trials (TPE's constant liar, the GP sampler's q-batch
+log-EI) and CMA-ES's population (a batch draws the current population's next members). With
+no point pending, every peer proposes exactly what it proposed before batches existed.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_int
-from ._state import internal_array, internal_int
+from ..exceptions import StateError
+from ._state import internal_array, internal_int, state_int
 from .base import Method
 from .registry import register
 
@@ -130,6 +137,15 @@ class BoTorchPeer(Method):
     initial design the proposal is a uniformly random point. If the fit or the acquisition
     optimization raises, a ``RuntimeWarning`` is issued and a random point proposed.
 
+    Batches: the initial design hands out its next Sobol points (``ask(n)`` during the design
+    returns the design's next points, then model-based ones). After it, pending points (asked,
+    not told) are given to BoTorch as ``X_pending``: the proposal maximizes
+    ``qLogExpectedImprovement`` (BoTorch's Monte Carlo LogEI, quasi-random base samples
+    seeded like the rest, ``best_f`` the best value so far) jointly over the candidate and the
+    pending points, BoTorch's own way of accounting for evaluations in flight; ``ask(n)``
+    returns ``n`` points, each proposed with the earlier ones pending. With nothing pending it
+    is the analytic LogEI above.
+
     Parameters
     ----------
     bounds : Box or array_like of shape (D, 2)
@@ -170,22 +186,33 @@ class BoTorchPeer(Method):
             self._design = qmc.Sobol(self.dim, scramble=True, seed=_seed_from(self.rng)).random(self.n_init)
 
     def _ask(self) -> NDArray[np.float64]:
-        if self.n_told < self.n_init:
-            return self._design[self.n_told].copy()
+        # The design's next point, past those told and those out (sequential use: design[n_told]).
+        for i in range(self.n_told + self.n_pending, self.n_init):
+            if not self._repeats_pending(self._design[i]) and not self._was_told(self._design[i]):
+                return self._design[i].copy()
         X, y = self.X_obs, self.y_obs
         if y.size < 2:
             return self.rng.random(self.dim)
         seed = _seed_from(self.rng)
         try:
-            return self._propose(X, y, seed)
+            return self._propose(X, y, seed, self.pending_canonical if self.n_pending else None)
         except Exception as exc:  # noqa: BLE001  (a library failure must not end a run)
             warnings.warn(f"{self.name}: GP fit or LogEI optimization failed ({type(exc).__name__}: {exc}); "
                           "proposing a random point", RuntimeWarning, stacklevel=3)
             return self.rng.random(self.dim)
 
-    def _propose(self, X: NDArray[np.float64], y: NDArray[np.float64], seed: int) -> NDArray[np.float64]:
+    def _was_told(self, u: NDArray[np.float64]) -> bool:
+        """Whether canonical ``u`` was told already (within 1e-9)."""
+        if not self.n_told:
+            return False
+        return bool(np.any(np.max(np.abs(self.to_canonical(self.X_all) - u), axis=1) <= 1e-9))
+
+    def _propose(self, X: NDArray[np.float64], y: NDArray[np.float64], seed: int,
+                 X_pending: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """Fit the GP and maximize LogEI (qLogEI given ``X_pending``, shape (p, D)); a unit-cube point."""
         import torch
         from botorch.acquisition.analytic import LogExpectedImprovement
+        from botorch.acquisition.logei import qLogExpectedImprovement
         from botorch.fit import fit_gpytorch_mll
         from botorch.models import SingleTaskGP
         from botorch.models.transforms.outcome import Standardize
@@ -199,7 +226,11 @@ class BoTorchPeer(Method):
             tY = torch.tensor(y, dtype=torch.float64).unsqueeze(-1)
             model = SingleTaskGP(tX, tY, outcome_transform=Standardize(m=1))
             fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-            acq = LogExpectedImprovement(model, best_f=tY.max())
+            if X_pending is None:
+                acq = LogExpectedImprovement(model, best_f=tY.max())
+            else:  # BoTorch's pending points need its Monte Carlo LogEI (the analytic one refuses them)
+                acq = qLogExpectedImprovement(model, best_f=tY.max(),
+                                              X_pending=torch.tensor(X_pending, dtype=torch.float64))
             box = torch.stack([torch.zeros(self.dim, dtype=torch.float64), torch.ones(self.dim, dtype=torch.float64)])
             cand, _ = optimize_acqf(acq, bounds=box, q=1, num_restarts=self.num_restarts,
                                     raw_samples=self.raw_samples)
@@ -225,6 +256,7 @@ class _OptunaPeer(Method):
         raise NotImplementedError
 
     def _ask(self) -> NDArray[np.float64]:
+        """A fresh study with every told evaluation and every pending point (a RUNNING trial); ask it."""
         import optuna
         from optuna.distributions import FloatDistribution
         from optuna.trial import TrialState, create_trial
@@ -242,6 +274,9 @@ class _OptunaPeer(Method):
             trials.append(create_trial(params={n: float(v) for n, v in zip(names, u)}, distributions=dists,
                                        value=float(y) if ok else None,
                                        state=TrialState.COMPLETE if ok else TrialState.FAIL))
+        for u in np.clip(self.pending_canonical, 0.0, 1.0):  # evaluations in flight
+            trials.append(create_trial(params={n: float(v) for n, v in zip(names, u)}, distributions=dists,
+                                       state=TrialState.RUNNING))
         study.add_trials(trials)
         threads = _torch_one_thread() if "torch" in PEER_PACKAGES[self.name] else contextlib.nullcontext()
         with threads, warnings.catch_warnings():
@@ -262,6 +297,14 @@ class OptunaTPEPeer(_OptunaPeer):
     generator. TPE refits its estimators from all trials at every proposal anyway, so this
     proposes what a long-lived study would up to the random stream, and a run is deterministic
     under ``seed`` and resumes exactly. ``optuna.logging`` is set to WARNING.
+
+    Batches: pending points (asked, not told) are added to the study as ``RUNNING`` trials,
+    as several trials asked from one study before any is told would be. TPE's constant liar
+    (``constant_liar=True``, set here; Optuna's default since 5.0) counts them among the worse
+    trials, which steers the next proposal away from them; ``ask(n)`` returns ``n`` points.
+    Random startup trials ignore them (they are independent draws). With nothing pending the
+    study is the one described above (the constant liar changes nothing without running
+    trials).
 
     Parameters
     ----------
@@ -285,7 +328,7 @@ class OptunaTPEPeer(_OptunaPeer):
     name = "peer:tpe"
 
     def _sampler(self, optuna: Any, seed: int) -> Any:
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials, constant_liar=True)
 
 
 @register
@@ -299,6 +342,12 @@ class OptunaGPPeer(_OptunaPeer):
     its kernel from Optuna's default start at every proposal instead of warm-starting from the
     previous fit, so the run is deterministic under ``seed`` and resumes exactly. Needs torch
     (run on one thread, as ``peer:botorch``).
+
+    Batches: pending points (asked, not told) are added to the study as ``RUNNING`` trials;
+    after its startup trials the GP sampler then maximizes its q-batch log-EI jointly over the
+    candidate and the running trials (Optuna's own treatment of trials in flight), so
+    ``ask(n)`` returns ``n`` points. The random startup trials are independent draws. With
+    nothing pending the study is the one described above.
 
     Parameters
     ----------
@@ -339,16 +388,27 @@ class CMAPeer(Method):
     method's seed (cma's ``randn`` option; NumPy's global random state is never touched), and
     its console and file output is off.
 
-    :meth:`ask` returns the current population's next candidate; :meth:`tell` records a value
-    for it, and when the whole population has values it is told to cma (a told point that is
-    not the candidate, e.g. a repeated failure's random replacement, is passed as an injected
-    solution). A failed evaluation gets the value ``worst + 1`` (worst over the successes told
-    so far, in cma's minimized ``-y``; 0 if none succeeded). cma's stopping criteria are not
-    acted on (no restarts): a converged run keeps sampling from its final distribution.
+    :meth:`ask` returns the current population's next candidate that is neither told nor
+    pending; :meth:`tell` records a value for it, in any order, and when the whole population
+    has values it is told to cma in the population's order. A told point that is not a
+    candidate (e.g. a repeated failure's random replacement) takes the place of the first
+    candidate neither told nor pending and is passed as an injected solution; if every
+    remaining candidate is out, it is recorded in the history but not given to cma. A failed
+    evaluation gets the value ``worst + 1`` (worst over the successes told so far, in cma's
+    minimized ``-y``; 0 if none succeeded). cma's stopping criteria are not acted on (no
+    restarts): a converged run keeps sampling from its final distribution.
 
-    The state holds ``x0`` and cma's seed; a resumed run replays the history through a fresh
-    ``CMAEvolutionStrategy`` in the same order, which reproduces the uninterrupted run's
-    populations exactly.
+    Batches: ``ask(n)`` returns the current population's next candidates, at most the ones
+    neither told nor out. CMA-ES samples its next population only after the whole current
+    one is told, so once all of its remaining candidates are out ``ask(n)`` returns fewer
+    (an empty ``(0, D)`` array; ``ask()`` raises :class:`~hdbo.exceptions.PendingError`)
+    until they are told. With the default population ``4 + 3 ln D`` (9 in D = 6) a batch of
+    up to that size is full at the start of a population.
+
+    The state holds ``x0``, cma's seed and the population slot each told point filled; a
+    resumed run replays the history through a fresh ``CMAEvolutionStrategy`` with those
+    slots, which reproduces the uninterrupted run's populations exactly (states written
+    before batches, without slots, replay in the order told, as those runs filled them).
 
     Parameters
     ----------
@@ -389,9 +449,13 @@ class CMAPeer(Method):
         self._x0 = self.rng.random(self.dim)
         self._cma_seed = _seed_from(self.rng)
         self._es: Any = None
+        # Population slot each told point filled (history order); None: not given to cma.
+        # Entries missing at the end (a state written before batches) replay in telling order.
+        self._slots: list[int | None] = []
 
     # -- the cma object, rebuilt from the history when needed
-    def _build(self) -> None:
+    def _build(self, n_replay: int) -> None:
+        """A fresh ``CMAEvolutionStrategy`` fed the first ``n_replay`` told points (exact replay)."""
         import cma
 
         gen = np.random.default_rng(self._cma_seed)
@@ -403,56 +467,96 @@ class CMAPeer(Method):
             warnings.simplefilter("ignore")
             self._es = cma.CMAEvolutionStrategy(np.array(self._x0, dtype=float), self.sigma0, opts)
         self._pop: list[NDArray[np.float64]] = []
-        self._told: list[tuple[NDArray[np.float64], float]] = []
+        # per slot of the population: (solution given to cma, -y or NaN), None until told
+        self._told: list[tuple[NDArray[np.float64], float] | None] = []
         self._worst = -np.inf  # largest -y over the successes fed so far
-        for u, y in zip(np.clip(self.to_canonical(self.X_all), 0.0, 1.0), self.y_all):
-            self._feed(u, y)
+        U = np.clip(self.to_canonical(self.X_all), 0.0, 1.0)
+        for i in range(n_replay):
+            if i < len(self._slots):
+                self._fill(self._slots[i], U[i], self._y[i])
+            else:  # a state written before batches: the order told fills the slots
+                self._slots.append(self._feed(U[i], self._y[i], sequential=True))
 
     def _new_population(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self._pop = [np.asarray(p, dtype=float) for p in self._es.ask()]
-        self._told = []
+        self._told = [None] * len(self._pop)
 
-    def _feed(self, u: NDArray[np.float64], y: float) -> None:
+    def _candidate(self, j: int) -> NDArray[np.float64]:
+        return np.clip(self._pop[j], 0.0, 1.0)
+
+    def _feed(self, u: NDArray[np.float64], y: float, *, sequential: bool = False) -> int | None:
+        """Give a told point to the population; return the slot it filled (None: not given to cma).
+
+        A candidate not yet told fills its own slot; another point the first slot neither told
+        nor pending (``sequential``: the first not told), as an injected solution.
+        """
         if not self._pop:
             self._new_population()
-        k = len(self._told)
-        cand = self._pop[k]
+        free = [j for j, t in enumerate(self._told) if t is None]
+        if sequential:
+            slot: int | None = free[0]
+        else:
+            same = [j for j in free if np.max(np.abs(self._candidate(j) - u)) <= 1e-9]
+            idle = [j for j in free if not self._repeats_pending(self._candidate(j))]
+            slot = same[0] if same else (idle[0] if idle else None)
+        self._fill(slot, u, y)
+        return slot
+
+    def _fill(self, slot: int | None, u: NDArray[np.float64], y: float) -> None:
+        """Record a told point in ``slot`` of the population; tell cma once every slot is filled."""
+        if slot is None:
+            return
+        if not self._pop:
+            self._new_population()
+        if not 0 <= slot < len(self._pop) or self._told[slot] is not None:
+            raise StateError(f"state['internal']['slots'] refers to slot {slot} of a population of "
+                             f"{len(self._pop)}, which is not free")
+        cand = self._pop[slot]
         sol = cand if np.max(np.abs(cand - u)) <= 1e-9 else np.asarray(u, dtype=float)
         f = -float(y) if np.isfinite(y) else np.nan
         if np.isfinite(f):
             self._worst = max(self._worst, f)
-        self._told.append((sol, f))
-        if len(self._told) == len(self._pop):
+        self._told[slot] = (sol, f)
+        if all(t is not None for t in self._told):
             worst = self._worst if np.isfinite(self._worst) else 0.0
-            sols = [s for s, _ in self._told]
-            vals = [v if np.isfinite(v) else worst + 1.0 for _, v in self._told]
+            sols = [t[0] for t in self._told if t is not None]
+            vals = [t[1] if np.isfinite(t[1]) else worst + 1.0 for t in self._told if t is not None]
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._es.tell(sols, vals)
             self._pop, self._told = [], []
 
-    def _ask(self) -> NDArray[np.float64]:
+    def _ask(self) -> NDArray[np.float64] | None:
         if self._es is None:
-            self._build()
+            self._build(self.n_told)
         if not self._pop:
             self._new_population()
-        return np.clip(self._pop[len(self._told)], 0.0, 1.0).copy()
+        for j, t in enumerate(self._told):
+            if t is None and not self._repeats_pending(self._candidate(j)):
+                return self._candidate(j).copy()
+        return None  # the rest of the population is out: cma needs its values for the next one
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         if self._es is None:
-            self._build()  # replays the whole history, this evaluation included
-        else:
-            self._feed(np.clip(u, 0.0, 1.0), y)
+            self._build(self.n_told - 1)  # replays the history before this evaluation
+        self._slots.append(self._feed(np.clip(u, 0.0, 1.0), y))
 
     def _get_internal_state(self) -> dict[str, Any]:
-        return {"x0": self._x0.tolist(), "cma_seed": self._cma_seed}
+        return {"x0": self._x0.tolist(), "cma_seed": self._cma_seed, "slots": list(self._slots)}
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         self._x0 = internal_array(state, "x0", shape=(self.dim,), low=0.0, high=1.0)
         self._cma_seed = internal_int(state, "cma_seed", low=0, high=2**63 - 1)
+        slots = state.get("slots", [])  # states written before batches have none
+        if not isinstance(slots, list) or len(slots) > self.n_told:
+            raise StateError(f"state['internal']['slots'] must be a list of at most {self.n_told} slots")
+        self._slots = [None if v is None else state_int(v, f"state['internal']['slots'][{i}]", low=0)
+                       for i, v in enumerate(slots)]
         self._es = None
+        if self._slots:
+            self._build(self.n_told)  # replay now: slots that do not fit fail on loading
 
     def diagnostics(self) -> dict[str, Any]:
         """cma's current step size (None before the first proposal).

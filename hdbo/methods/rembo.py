@@ -29,6 +29,11 @@ As implemented:
 * Points told without being proposed (random fallbacks, user points) enter the ``k_Y`` model
   only if the embedding reproduces them (least-squares latent point, 1e-8); ``k_X`` uses every
   point.
+* Batches (:class:`~hdbo.methods.embedding_based.EmbeddingGPMethod`): each proposal is made on
+  the GP conditioned on the pending points (observed at the posterior mean for UCB, at the
+  smallest observed value for EI), at their latent points (``k_Y``) or at the points
+  themselves (``k_X``). With ``k_Y`` a latent point whose clipped image is a pending point is
+  conditioned on as well and the acquisition maximized again.
 
 Behaviour to expect (Branin embedded in D = 50, 2 active coordinates at random; mean over 8
 problem seeds of log10 simple regret; random search: +0.01 at 30 evaluations, -0.35 at 60,
@@ -143,6 +148,14 @@ class REMBO(EmbeddingGPMethod):
 
     def _gp_input_dim(self) -> int:
         return self.low_dim if self.kernel_space == "low" else self.dim
+
+    def _gp_inputs_of_latent(self, W: Array) -> Array:
+        return W if self.kernel_space == "low" else self._lift(W)
+
+    def _pending_gp_inputs(self) -> Array | None:
+        if self.kernel_space == "low":
+            return super()._pending_gp_inputs()
+        return self.pending_canonical  # k_X: the points themselves, as the told ones
 
     def _latent_acquisition(self, acq: Any) -> tuple[Callable[[Array], Array], Callable[[Array], tuple[Array, Array]]]:
         if self.kernel_space == "low":

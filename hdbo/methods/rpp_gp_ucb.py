@@ -136,6 +136,17 @@ class RPPGPUCB(AddGPUCB):
         The projection in use, ``(1 - alpha_) W_ + alpha_ I`` (z = W_hat_^T x).
     alpha_ : float
         The restriction weight chosen at the last re-learning.
+    pending_clip_repeats_ : int
+        Batch proposals that were clipped onto a pending point and replaced by a uniform
+        random point (see Notes).
+
+    Notes
+    -----
+    Batches: as Add-GP-UCB, each group is conditioned on the pending points' group
+    coordinates, here in z = W^^T x. A proposal whose preimage leaves the box is clipped;
+    when the clipped point is a pending one (the conditioning in z does not reach the
+    unclipped z it came from), a uniform random point is proposed instead. Sequential runs
+    are unchanged.
 
     Examples
     --------
@@ -187,6 +198,7 @@ class RPPGPUCB(AddGPUCB):
         self.w_nfev_ = 0
         self._n_acq = 0
         self._n_out = 0
+        self.pending_clip_repeats_ = 0  # batch proposals clipped onto a pending point (then random)
 
     @property
     def learns_projection(self) -> bool:
@@ -196,6 +208,10 @@ class RPPGPUCB(AddGPUCB):
     # ------------------------------------------------------------------ model
     def _gp_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.X_obs @ self.W_hat_, self.y_obs
+
+    def _gp_input_of(self, U: NDArray[np.float64]) -> NDArray[np.float64]:
+        # points projected like the told ones: the GP (and its groups) lives on z = x W^
+        return U @ self.W_hat_
 
     def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
         # X is Z = X_obs W^_prev: steps (a) decomposition + hyperparameters on it.
@@ -257,8 +273,13 @@ class RPPGPUCB(AddGPUCB):
         if np.any(u < self.space.lower - tol) or np.any(u > self.space.upper + tol):
             self._n_out += 1
         u = self.space.clip(u)  # policy "clip" (module docstring)
-        if self._exploring and self.n_told:  # only reachable with a fixed projection
-            seen = self.to_canonical(self.X_all)
+        if self.n_pending and np.min(np.max(np.abs(self.pending_canonical - u), axis=1)) <= 1e-9:
+            # Batches: a pending point was clipped to the same place (conditioning in z-space
+            # does not reach the unclipped z this came from): explore at random instead.
+            self.pending_clip_repeats_ += 1
+            return self.space.sample(1, self.rng)[0]
+        if self._exploring and (self.n_told or self.n_pending):  # only reachable with a fixed projection
+            seen = np.vstack([self.to_canonical(self.X_all), self.pending_canonical])
             if np.min(np.max(np.abs(seen - u), axis=1)) <= 1e-6:
                 u = self.space.sample(1, self.rng)[0]
         return u
@@ -274,7 +295,7 @@ class RPPGPUCB(AddGPUCB):
         state = super()._get_internal_state()
         state.update(W=self.W_.tolist(), W_hat=self.W_hat_.tolist(), alpha=self.alpha_,
                      lml_before_w=self.lml_before_w_, lml_after_w=self.lml_after_w_, w_nfev=self.w_nfev_,
-                     n_acq=self._n_acq, n_out=self._n_out)
+                     n_acq=self._n_acq, n_out=self._n_out, pending_clip_repeats=self.pending_clip_repeats_)
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
@@ -287,6 +308,8 @@ class RPPGPUCB(AddGPUCB):
         self.w_nfev_ = internal_int(state, "w_nfev", low=0)
         self._n_acq = internal_int(state, "n_acq", low=0)
         self._n_out = internal_int(state, "n_out", low=0, high=self._n_acq)
+        self.pending_clip_repeats_ = (internal_int(state, "pending_clip_repeats", low=0)
+                                      if "pending_clip_repeats" in state else 0)  # absent before batches
         super()._set_internal_state(state)  # refactorizes the GP on X_obs W_hat_
 
     def diagnostics(self) -> dict[str, Any]:

@@ -72,10 +72,24 @@ part of ``A xi`` that ``A_hat`` does not see, so each centre's cluster of finite
 points sits at almost one ``z`` with values spread far beyond the noise, which only a tiny
 length-scale explains (seen at D = 30 and D = 100; ``fit_phase1=True`` restores it).
 
-Reading of told values. During Phase 1 the p-th evaluation told is taken as the value of the
-p-th design point if the told point equals it (within 1e-9 in canonical coordinates);
-otherwise (the caller evaluated something else, or the base class replaced a repeated failed
-point) it is used only as GP data.
+Reading of told values. The Phase-1 design is a sequence of ``n_SI`` evaluation *slots*
+(slot s evaluates design point ``s // n_rep``). Each of the first ``n_SI`` evaluations told
+takes one slot: the slot it was asked for or, for a point SI-BO did not propose (the caller
+evaluated something else), the first slot neither taken nor out. Its value is the value of the
+slot's design point if the told point equals it (within 1e-9 in canonical coordinates);
+otherwise it is used only as GP data. A repetition (``n_rep > 1``) of a design point that
+failed is replaced by a uniform point, which takes the repetition's slot. Asked and told one
+at a time, the p-th evaluation takes slot p.
+
+Batches. Phase 1's points do not depend on the values, so ``ask(n)`` hands out the next
+``n`` design slots that are not out yet, in order. It returns fewer than ``n`` points (and
+``ask()`` raises :class:`~hdbo.exceptions.PendingError`) when no slot is left to hand out:
+every slot not yet told is pending, or, with ``n_rep > 1``, repeats a design point that is
+pending (a point is not evaluated twice at once; its next repetition is handed out once its
+value is told). In particular once the whole design is out, nothing more is proposed until all
+``n_SI`` evaluations are told, since the Dantzig selector needs every one of them. Phase 2 is
+GP-UCB on the learned subspace, with pending points conditioned on at their projections
+(:class:`~hdbo.methods.subspace_ucb.SubspaceUCB`).
 
 References
 ----------
@@ -94,6 +108,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import MAX_COUNT, check_bool, check_choice, check_int, check_real
+from ..exceptions import StateError
 from ..gp import GaussianProcess
 from ..space import Box
 from ..structure.subspace import (
@@ -105,13 +120,15 @@ from ..structure.subspace import (
     orthonormal_rows,
     recover_subspace,
 )
-from ._state import internal_array, internal_field, internal_int, state_mapping
+from ._state import describe, internal_array, internal_field, internal_int, state_int, state_mapping
 from .registry import register
 from .subspace_ucb import SubspaceUCB, _refit_known_noise
 
 __all__ = ["SIBO"]
 
 Array = NDArray[np.float64]
+
+_MATCH_TOL = 1e-9  # a told point equals a pending design query (canonical max-norm)
 
 
 def _design_size(dim: int, k: int, m_X: int | None, m_Phi: int | None) -> tuple[int, int]:
@@ -183,6 +200,16 @@ class SIBO(SubspaceUCB):
     TypeError, ValueError
         If an option is invalid (the message names it).
 
+    Notes
+    -----
+    Batches: in Phase 1, ``ask(n)`` returns the next design points in order, and fewer than
+    ``n`` (``ask()``: :class:`~hdbo.exceptions.PendingError`) once every design evaluation not
+    yet told is pending, or with ``n_rep > 1`` is a repetition of a pending design point (it
+    waits for that point's value). Phase 2 starts when all ``n_SI`` Phase-1 evaluations are
+    told (the Dantzig selector needs all of them); from then on ``ask(n)`` returns ``n``
+    points, proposed by GP-UCB on the learned subspace conditioned on the pending points'
+    projections. See "Reading of told values" and "Batches" in the module docstring.
+
     Examples
     --------
     >>> import numpy as np
@@ -241,6 +268,11 @@ class SIBO(SubspaceUCB):
         # generator, so the state stays small.
         self._design_seed = int(self.rng.integers(2**63 - 1))
         self._design: tuple[Array, Array, Array] | None = None
+        # Phase-1 slots (see "Reading of told values"): the slot of each of the first n_SI told
+        # evaluations (-1: none left), and the (canonical point, slot) of each pending design query
+        self._slots: list[int] = []
+        self._reserved: list[tuple[Array, int]] = []
+        self._slot_told: NDArray[np.bool_] | None = None  # cache: the slots in _slots (None: rebuild)
         self.subspace_: Array | None = None
         self.estimate_info_: dict[str, Any] = {}
 
@@ -328,8 +360,54 @@ class SIBO(SubspaceUCB):
 
     @property
     def iteration(self) -> int:
-        """Index t >= 1 of the upcoming Phase-2 query (t = 1 right after Phase 1)."""
-        return max(1, self.n_told - self.phase1_evaluations + 1)
+        """Index t >= 1 of the upcoming Phase-2 query (t = 1 right after Phase 1; pending points count)."""
+        return max(1, self.n_told + self.n_pending - self.phase1_evaluations + 1)
+
+    # ------------------------------------------------------------------ Phase-1 slots
+    def _reservation(self, u: Array) -> int | None:
+        """Index in the reservations of the pending design query equal to canonical ``u``, or None."""
+        for j, (v, _) in enumerate(self._reserved):
+            if np.max(np.abs(v - u)) <= _MATCH_TOL:
+                return j
+        return None
+
+    def _first_free_slot(self, *, skip_pending: bool) -> int | None:
+        """The first slot neither told nor out, or None.
+
+        With ``skip_pending``, also not one whose design point is pending (``n_rep > 1``: a
+        point is not evaluated twice at once).
+        """
+        if self._slot_told is None:
+            self._slot_told = np.zeros(self.phase1_evaluations, dtype=bool)
+            self._slot_told[[s for s in self._slots if s >= 0]] = True
+        free = ~self._slot_told
+        free[[s for _, s in self._reserved]] = False
+        if skip_pending:
+            for _, s in self._reserved:
+                q = s // self.n_rep
+                free[q * self.n_rep:(q + 1) * self.n_rep] = False
+        hits = np.flatnonzero(free)
+        return int(hits[0]) if hits.size else None
+
+    def _on_tell(self, u: Array, y: float) -> None:
+        super()._on_tell(u, y)
+        if self.n_told <= self.phase1_evaluations:  # one of the first n_SI evaluations: it takes a slot
+            j = self._reservation(u)
+            slot = self._reserved.pop(j)[1] if j is not None else self._first_free_slot(skip_pending=False)
+            self._slots.append(-1 if slot is None else slot)
+            if slot is not None and self._slot_told is not None:
+                self._slot_told[slot] = True
+        if not self.in_phase1:
+            self._reserved = []  # queries still out are GP data only
+
+    def _on_cancel(self, u: Array | None) -> None:
+        super()._on_cancel(u)
+        if u is None:
+            self._reserved = []
+            return
+        j = self._reservation(u)
+        if j is not None:
+            del self._reserved[j]  # the slot is handed out again
 
     # ------------------------------------------------------------------ Phase 1 -> A_hat
     def _phase1_values(self) -> tuple[Array, Array]:
@@ -341,7 +419,9 @@ class SIBO(SubspaceUCB):
         X = self.to_canonical(self.X_all[: self.phase1_evaluations])
         y = self.y_all[: self.phase1_evaluations]
         for p in range(y.size):
-            q = p // self.n_rep
+            if self._slots[p] < 0:
+                continue
+            q = self._slots[p] // self.n_rep
             if np.isfinite(y[p]) and np.max(np.abs(X[p] - points[q])) <= 1e-9:
                 total[q] += y[p]
                 count[q] += 1
@@ -404,24 +484,67 @@ class SIBO(SubspaceUCB):
         return self.subspace_diagnostics().get("sin_theta")
 
     # ------------------------------------------------------------------ ask
-    def _ask(self) -> Array:
+    def _ask(self) -> Array | None:
         if self.in_phase1:
+            slot = self._first_free_slot(skip_pending=True)
+            if slot is None:
+                return None  # the rest of the design is out (module docstring, "Batches")
             _, _, points = self.design()
-            return points[self.n_told // self.n_rep]
+            u = points[slot // self.n_rep].copy()
+            if slot % self.n_rep and self._repeats_failure(u):
+                # a repetition of a design point that failed: a uniform point takes its slot (the
+                # base class's rule for a repeated failure, applied here so the slot follows the point)
+                warnings.warn(f"{self.name}: Phase-1 design point {slot // self.n_rep} already failed once; "
+                              "proposing a random point for its repetition instead", RuntimeWarning, stacklevel=3)
+                u = self.space.sample(1, self.rng)[0]
+            self._reserved.append((u.copy(), slot))
+            return u
         self._projection()
         return super()._ask()
 
     # ------------------------------------------------------------------ state
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()
+        slots = self._slots
+        reserved = [None] * self.n_pending  # the slot of each pending point (asking order), or None
+        for u, slot in self._reserved:
+            i = self._pending_index(u)
+            if i is not None:
+                reserved[i] = slot
         state.update(design_seed=self._design_seed,
                      subspace=None if self.subspace_ is None else self.subspace_.tolist(),
-                     estimate_info=self.estimate_info_)
+                     estimate_info=self.estimate_info_,
+                     # None: slot p for the p-th evaluation (told one at a time, in order)
+                     phase1_slots=None if slots == list(range(len(slots))) else list(slots),
+                     phase1_pending_slots=reserved)
         return state
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         self._design_seed = internal_int(state, "design_seed", low=0, high=2**63 - 1)
         self._design = None
+        n_si, n_p1 = self.phase1_evaluations, min(self.n_told, self.phase1_evaluations)
+        # states of before batches have neither entry: slot p for the p-th evaluation, none out
+        slots = state.get("phase1_slots")
+        if slots is None:
+            self._slots = list(range(n_p1))
+        else:
+            name = "state['internal']['phase1_slots']"
+            if not isinstance(slots, list) or len(slots) != n_p1:
+                raise StateError(f"{name} must be None or a list of {n_p1} slots (one per Phase-1 evaluation), "
+                                 f"got {describe(slots)}")
+            self._slots = [state_int(v, f"{name}[{i}]", low=-1, high=n_si - 1) for i, v in enumerate(slots)]
+        self._slot_told = None
+        reserved = state.get("phase1_pending_slots") or [None] * self.n_pending
+        name = "state['internal']['phase1_pending_slots']"
+        if not isinstance(reserved, list) or len(reserved) != self.n_pending:
+            raise StateError(f"{name} must be a list of {self.n_pending} entries (one per pending point), "
+                             f"got {describe(reserved)}")
+        P = self.pending_canonical
+        self._reserved = [(P[i].copy(), state_int(v, f"{name}[{i}]", low=0, high=n_si - 1))
+                          for i, v in enumerate(reserved) if v is not None]
+        used = [s for s in self._slots if s >= 0] + [s for _, s in self._reserved]
+        if len(set(used)) != len(used):
+            raise StateError("state['internal']['phase1_slots'] and ['phase1_pending_slots'] must not repeat a slot")
         self.subspace_ = internal_array(state, "subspace", shape=(self.k, self.dim), allow_none=True)
         self.estimate_info_ = dict(state_mapping(internal_field(state, "estimate_info"),
                                                  "state['internal']['estimate_info']"))

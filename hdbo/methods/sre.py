@@ -33,6 +33,14 @@ stage (SPEC P3.B.4). As implemented (SPEC P3.B.4 where the papers are silent):
   Before this guard (with ``half_width=1``), on Branin hidden in D = 50 with the MS-UCB
   spec's options, 5 of 10 runs of budget 60 repeated 1 or 2 evaluations (the best initial
   point, the anchor) and 3 runs of budget 300 repeated 6, 22 and 1.
+* **Batches.** As in :class:`~hdbo.methods.embedding_based.EmbeddingGPMethod`: a proposal is
+  made on the stage's GP conditioned on the pending points at their latent points (the ones
+  proposed in the current stage; a point proposed in an earlier stage has no latent point in
+  this stage's embedding, is not conditioned on and, once told, stays out of the stage's GP
+  unless the new embedding reproduces it). A proposal that repeats a pending point is handled
+  by the embedding base class, one that repeats a told point by the guard above. The stage of
+  a proposal is that of the next evaluation to be told (``n_told``), so a batch asked at the
+  end of a stage belongs to it even if it runs past the stage's planned length.
 * ``x_0 = 0`` (the centre of the box), so stage 1 searches ``clip(A_1 y)``. The anchor of a
   later stage is the **best point observed so far** (not necessarily the best point of the
   previous stage, which can be worse); its known value enters the stage's GP at its latent
@@ -239,6 +247,7 @@ class SRE(EmbeddingGPMethod):
             else:
                 self._anchor_index, anchor = None, np.zeros(self.dim)
             self._set_embedding(self._stage_embedding(anchor))
+            self._proposals = []  # latent points of the old embedding
             # points told in this stage before it was opened are re-expressed in the new embedding
             start = self._stage_start(k)
             for i in range(start, self.n_told):
@@ -269,34 +278,34 @@ class SRE(EmbeddingGPMethod):
 
     @property
     def iteration(self) -> int:
-        """Index t >= 1 of the upcoming model-based query within the current stage."""
+        """Index t >= 1 of the upcoming model-based query within the current stage.
+
+        Pending points count, as in :attr:`GPMethod.iteration <hdbo.methods.gp_based.GPMethod.iteration>`.
+        """
         start = self._stage_start(max(self.stage_, 0))
         n_random = self.n_init if self.stage_ <= 0 else self.n_stage_init
-        return max(1, self.n_told - start - n_random + 1)
+        return max(1, self.n_told + self.n_pending - start - n_random + 1)
 
     def _ask(self) -> Array:
         k = self.stage_of(self.n_told)
         if k != self.stage_:
             self._start_stage(k)
-        self._pending = None
+        self._prune_proposals()
         need = self.n_init if self.stage_ == 0 else self.n_stage_init
         if self._stage_rows()[1].size < need:
-            w = self.latent_box.sample(1, self.rng)[0]
-            self._pending = w
-            return self._lift(w)
+            return self._propose(self.latent_box.sample(1, self.rng)[0])
         return GPMethod._ask(self)
 
     def _acquire(self, gp: Any) -> Array:
         """The acquisition's proposal, or a uniform latent point of the stage if it repeats a told point."""
-        u = super()._acquire(gp)
+        w = self._acquire_latent(gp)
+        u = self._lift(w)
         if self.n_told and np.min(np.max(np.abs(self.to_canonical(self.X_all) - u), axis=1)) <= _REPEAT_TOL:
             # the objective is deterministic: a repeat (often the anchor, latent (1, 0, ..., 0))
             # teaches nothing; explore the stage's latent box instead
             self._n_repeats_avoided += 1
             w = self.latent_box.sample(1, self.rng)[0]
-            self._pending = w
-            u = self._lift(w)
-        return u
+        return self._propose(w)
 
     # ------------------------------------------------------------------ state
     def _get_internal_state(self) -> dict[str, Any]:
@@ -308,7 +317,7 @@ class SRE(EmbeddingGPMethod):
         self.stage_ = internal_int(state, "stage", low=-1, high=self.stage_of(self.n_told))
         self._anchor_index = internal_int(state, "anchor_index", low=0, high=self.n_told - 1, allow_none=True)
         # states written before the repeat guard have no counter
-        self._n_repeats_avoided = (internal_int(state, "n_repeats_avoided", low=0, high=self.n_told)
+        self._n_repeats_avoided = (internal_int(state, "n_repeats_avoided", low=0)
                                    if "n_repeats_avoided" in state else 0)
         if self._anchor_index is not None and not np.isfinite(self._y[self._anchor_index]):
             raise StateError(f"state['internal']['anchor_index'] must name a successful evaluation, got "

@@ -43,6 +43,15 @@ DIRECT on the cube ``[-r, r]^k`` with points radially projected into the ball (k
 ``maximizer="direct"``). The grid posterior is maintained incrementally (O(t |Z|) per
 observation between refits).
 
+Batches. A proposal made while points are pending maximizes the UCB of the GP conditioned on
+the pending points' projections ``Q u`` at its posterior mean (GP-BUCB, Desautels, Krause and
+Burdick 2014; :meth:`SubspaceUCB._pending_gp_inputs`), so ``ask(n)`` returns n points spread
+over the subspace. On the grid, a point whose query is pending is passed over for the next best
+one; should DIRECT's maximizer be a pending query, a uniform point of the ball is proposed.
+The index t of beta_t counts the pending points (GP-BUCB's index of the decision). RandomH-UCB
+conditions its D-dimensional GP on the pending points the same way (its fresh candidates are
+then scored by the conditioned UCB).
+
 References
 ----------
 J. Djolonga, A. Krause, V. Cevher. High-dimensional Gaussian process bandits. NIPS 2013,
@@ -255,25 +264,36 @@ class _GridPosterior:
         self.key: tuple[Any, ...] | None = None
         self.V = np.empty((0, Z.shape[0]))
 
-    def moments(self, gp: GaussianProcess) -> tuple[Array, Array]:
+    def moments(self, gp: GaussianProcess, n_keep: int | None = None) -> tuple[Array, Array]:
+        """Standardized posterior mean and std on the points, each of shape (n,).
+
+        ``n_keep``: only the rows of the first ``n_keep`` training points are kept for later
+        calls (the rows of further ones, the pending points a conditioned copy of the GP was
+        given, are computed for this call only); default: all.
+        """
         key = (tuple(gp.theta.tolist()), gp.n_full_, gp.jitter_, gp.y_shift_, gp.y_scale_)
         t = gp.n_train
-        if key != self.key or self.V.shape[0] > t:
-            nf = gp.n_full_
+        keep = t if n_keep is None else min(n_keep, t)
+        nf = gp.n_full_
+        V = self.V
+        if key != self.key or V.shape[0] > keep or nf > keep:
             Kb = gp.kernel(gp.X_[:nf], self.Z)
-            self.V = solve_triangular(gp.L_[:nf, :nf], Kb, lower=True, check_finite=False)
-            self.key = key
-        if self.V.shape[0] < t:
-            t0 = self.V.shape[0]
-            V = np.empty((t, self.Z.shape[0]))
-            V[:t0] = self.V
+            V = solve_triangular(gp.L_[:nf, :nf], Kb, lower=True, check_finite=False)
+            if nf <= keep:  # a factorization of kept points only
+                self.V, self.key = V, key
+        if V.shape[0] < t:
+            t0 = V.shape[0]
+            ext = np.empty((t, self.Z.shape[0]))
+            ext[:t0] = V
             for i in range(t0, t):
                 k_i = gp.kernel(gp.X_[i : i + 1], self.Z)[0]
-                V[i] = (k_i - gp.L_[i, :i] @ V[:i]) / gp.L_[i, i]
-            self.V = V
+                ext[i] = (k_i - gp.L_[i, :i] @ ext[:i]) / gp.L_[i, i]
+            V = ext
+            if self.key == key and t0 < keep:
+                self.V = V if keep == t else V[:keep].copy()
         w = solve_triangular(gp.L_, gp._z, lower=True, check_finite=False)
-        mean = self.V.T @ w
-        var = np.maximum(gp.kernel.diag(self.Z) - np.einsum("ij,ij->j", self.V, self.V), 1e-300)
+        mean = V.T @ w
+        var = np.maximum(gp.kernel.diag(self.Z) - np.einsum("ij,ij->j", V, V), 1e-300)
         return mean, np.sqrt(var)
 
 
@@ -318,6 +338,11 @@ class SubspaceUCB(GPMethod):
     ------
     TypeError, ValueError
         If an option is invalid (names the option).
+
+    Notes
+    -----
+    Batches: ``ask(n)`` always returns ``n`` points; each is proposed on the GP conditioned on
+    the projections of the pending points (see "Batches" in the module docstring).
     """
 
     domain = "symmetric"
@@ -410,13 +435,22 @@ class SubspaceUCB(GPMethod):
         X, y = self.X_obs, self.y_obs
         return (X @ Q.T if Q is not None else np.empty((y.size, self.k))), y
 
+    def _pending_gp_inputs(self) -> Array | None:
+        """The pending points' projections ``Q u``, shape (n_pending, k), as :meth:`_gp_data` maps told ones."""
+        Q = self._projection()
+        return None if Q is None else self.pending_canonical @ Q.T
+
     def _refit(self, X: Array, y: Array) -> GaussianProcess:
         return _refit_known_noise(self, X, y)
 
     @property
     def iteration(self) -> int:
-        """Index t >= 1 of the upcoming model-based query (after the ``n_init`` random points)."""
-        return max(1, self.n_told - self.n_init + 1)
+        """Index t >= 1 of the upcoming model-based query (after the ``n_init`` random points).
+
+        Pending points count (GP-BUCB's index of the decision, as in
+        :attr:`GPMethod.iteration <hdbo.methods.gp_based.GPMethod.iteration>`).
+        """
+        return max(1, self.n_told + self.n_pending - self.n_init + 1)
 
     def beta_t(self, t: int | None = None) -> float:
         """The exploration weight beta_t (default: of the upcoming query).
@@ -442,8 +476,19 @@ class SubspaceUCB(GPMethod):
         if self._grid is not None:
             if self._grid_cache is None:
                 self._grid_cache = _GridPosterior(self._grid)
-            mean, std = self._grid_cache.moments(gp)  # standardized: UCB as hdbo.acquisition.UCB
-            z = self._grid[int(np.argmax(mean + math.sqrt(beta) * std))]
+            # standardized: UCB as hdbo.acquisition.UCB; the rows of pending points (gp is then
+            # conditioned on them) are not kept in the cache
+            n_keep = self.y_obs.size if self.n_pending else None
+            mean, std = self._grid_cache.moments(gp, n_keep=n_keep)
+            ucb = mean + math.sqrt(beta) * std
+            i = int(np.argmax(ucb))
+            if self.n_pending:
+                for _ in range(self.n_pending + 10):  # a few grid points may clip onto one query
+                    if not self._repeats_pending(self.lift(self._grid[i])):
+                        break
+                    ucb[i] = -np.inf
+                    i = int(np.argmax(ucb))
+            z = self._grid[i]
             self.last_acq_nfev_ = int(self._grid.shape[0])
         else:
             acq = UCB(gp, beta)
@@ -456,6 +501,8 @@ class SubspaceUCB(GPMethod):
             res = maximize(self.maximizer, fun, bounds, budget=self.acquisition_budget, rng=self.rng)
             z = project_to_ball(res.x, r)[0]
             self.last_acq_nfev_ = res.nfev
+        if self.n_pending and self._repeats_pending(self.lift(z)):
+            z = sample_ball(1, self.k, self.radius, self.rng)[0]
         self.last_z_ = np.asarray(z, dtype=float)
         return self.lift(z[None, :])[0]
 

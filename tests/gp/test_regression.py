@@ -347,3 +347,85 @@ def test_constant_outputs_are_modelled_at_their_own_scale(value):
         assert gp.output_transform(near)[1] == np.max(np.abs(near))
         spread = value * (1.0 + 1e-13 * np.arange(6))
         assert gp.output_transform(spread)[1] == pytest.approx(abs(value) * 1e-13 * np.std(np.arange(6)), rel=1e-2)
+
+
+@pytest.mark.parametrize("mean", ["constant", "learned"])
+def test_hallucinate_keeps_the_mean_and_shrinks_the_variance_at_pending_points(rng, mean):
+    """GP-BUCB's conditioning on pending points at the posterior mean (Desautels et al. 2014)."""
+    X = rng.random((20, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 - X[:, 2]
+    gp = GaussianProcess(Matern(3, nu=2.5, lengthscale=0.4), noise_variance=1e-4, mean=mean).fit(X, y, optimize=False)
+    L0, alpha0 = gp.L_.copy(), gp.alpha_.copy()
+    P = rng.random((3, 3))
+    Xq = np.vstack([P, rng.random((30, 3))])
+    m0, s0 = gp.predict(Xq)
+    cond = gp.hallucinate(P)
+    m1, s1 = cond.predict(Xq)
+    assert cond is not gp and cond.n_train == 23 and gp.n_train == 20
+    assert_allclose(m1, m0, atol=1e-8 * (1 + np.abs(m0).max()))
+    assert np.all(s1 <= s0 + 1e-12)
+    assert np.all(s1[:3] < 0.05 * s0[:3])  # nearly known where a point is out
+    assert np.mean(s1[3:] < s0[3:] - 1e-9) > 0.2  # and less uncertain around it
+    # the fitted GP is untouched, its cached posterior included
+    assert_allclose(gp.L_, L0, rtol=0, atol=0)
+    assert_allclose(gp.alpha_, alpha0, rtol=0, atol=0)
+    assert_allclose(gp.posterior_fn()(Xq)[1], s0, rtol=1e-10)
+    assert gp.hallucinate(np.empty((0, 3))) is gp
+    with pytest.raises(ValueError, match="columns"):
+        gp.hallucinate(np.zeros((1, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        gp.hallucinate(np.full((1, 3), np.nan))
+
+
+def test_hallucinate_keeps_each_group_mean_of_an_additive_gp(rng):
+    X = rng.random((30, 4))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + X[:, 3]
+    kern = Additive(SquaredExponential(lengthscale=0.4), [[0, 1], [2, 3]])
+    gp = GaussianProcess(kern, noise_variance=1e-4).fit(X, y, optimize=False)
+    P = rng.random((2, 4))
+    cond = gp.hallucinate(P)
+    Xq = rng.random((15, 4))
+    mus0, sds0 = gp.predict_groups(Xq)
+    mus1, sds1 = cond.predict_groups(Xq)
+    assert_allclose(mus1, mus0, atol=1e-8)
+    assert np.all(sds1 <= sds0 + 1e-12)
+    # knowing the sum at P pins down little of one component there ...
+    s_sum = cond.predict_group(0, P[:, [0, 1]])[1]
+    s0 = gp.predict_group(0, P[:, [0, 1]])[1]
+    assert np.all(s_sum > 0.5 * s0)
+    # ... which is why batches condition each component itself (GP-BUCB per group)
+    post = gp.group_posterior_given(0, P[:, [0, 1]])
+    Z = np.vstack([P[:, [0, 1]], rng.random((10, 2))])
+    m, s = post(Z)
+    m0, sd0 = gp.predict_group(0, Z)
+    assert_allclose(m, m0, atol=1e-12)
+    assert np.all(s[:2] < 0.1 * sd0[:2]) and np.all(s <= sd0 + 1e-12)
+    # the conditioned variance equals the textbook formula on the joint posterior of f_0
+    kj = kern.group_kernel(0)
+    A = np.vstack([Z, P[:, [0, 1]]])
+    Kinv = np.linalg.inv(kern(X) + (gp.noise_variance + gp.jitter_) * np.eye(30))
+    C = (kj(A, A) - kj(A, X[:, [0, 1]]) @ Kinv @ kj(X[:, [0, 1]], A)) * gp.y_scale_ ** 2
+    n = Z.shape[0]
+    Cpp = C[n:, n:] + (gp.noise_variance + gp.jitter_ + 1e-10 * float(np.mean(kj.diag(P[:, [0, 1]])))) * gp.y_scale_ ** 2 * np.eye(2)
+    var = np.diag(C[:n, :n]) - np.einsum("ij,ji->i", C[:n, n:] @ np.linalg.inv(Cpp), C[n:, :n])
+    assert_allclose(s, np.sqrt(np.maximum(var, 0)), rtol=1e-5, atol=1e-8)
+    # gradients match finite differences
+    _, _, dm, ds = post(Z[2:6], return_grad=True)
+    h = 1e-6
+    for k in range(2):
+        e = np.zeros(2)
+        e[k] = h
+        assert_allclose(ds[:, k], (post(Z[2:6] + e)[1] - post(Z[2:6] - e)[1]) / (2 * h), rtol=1e-4, atol=1e-7)
+        assert_allclose(dm[:, k], (post(Z[2:6] + e)[0] - post(Z[2:6] - e)[0]) / (2 * h), rtol=1e-4, atol=1e-7)
+
+
+def test_hallucinate_at_a_constant_lie_moves_the_mean(rng):
+    X = rng.random((15, 2))
+    gp = GaussianProcess(SquaredExponential(2, lengthscale=0.3)).fit(X, np.sin(5 * X[:, 0]), optimize=False)
+    P = np.array([[0.5, 0.5]])
+    low = float(gp.y_.min())
+    cond = gp.hallucinate(P, value=low)
+    assert cond.predict(P)[0][0] < gp.predict(P)[0][0] - 1e-3
+    assert cond.predict(P)[0][0] == pytest.approx(low, abs=0.05 * np.ptp(gp.y_))
+    with pytest.raises(ValueError, match="value"):
+        gp.hallucinate(P, value=np.nan)

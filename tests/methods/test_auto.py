@@ -117,7 +117,8 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
     x = m.ask()  # a proposal in flight is part of the state
     state = json.loads(json.dumps(m.state_dict()))
     again = Method.from_state(state)
-    assert again._outcomes == m._outcomes and again._pending == m._pending
+    assert again._outcomes == m._outcomes
+    assert [(v.tolist(), a) for v, a in again._arms_out] == [(v.tolist(), a) for v, a in m._arms_out]
     assert again.diagnostics() == m.diagnostics()
     m.tell(x, -_sphere(x))
     again.tell(x, -_sphere(x))
@@ -170,9 +171,11 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
 
     monkeypatch.setattr(m, "_choose_arm", lambda: 3)
     monkeypatch.setattr(m, "_maximize", spy)
+    t = m.iteration  # after the ask the point is pending and counts (GP-BUCB's index)
     x = m.ask()
+    assert m.iteration == t + 1
     assert seen[0][0] == UCB.__name__ and seen[0][2] is None  # over the whole box
-    assert seen[0][1] == pytest.approx(float(resolve_beta("kandasamy2015", None, 5)(m.iteration)))
+    assert seen[0][1] == pytest.approx(float(resolve_beta("kandasamy2015", None, 5)(t)))
     assert make_method("auto", [(0.0, 1.0)] * 5).ucb_beta == 4.0
     assert m.diagnostics()["choice"] == "ucb"
     m.tell(x, 5.0)

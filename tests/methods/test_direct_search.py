@@ -13,7 +13,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy.optimize import direct
 
-from hdbo.exceptions import StateError
+from hdbo.exceptions import PendingError, StateError
 from hdbo.methods import Method, make_method
 from hdbo.methods.direct_search import DirectSearch
 from hdbo.space import Box
@@ -189,8 +189,14 @@ def test_resume_with_a_pending_point_and_failures():
     run(m, f2, 20, fails=fails)
     pending = m.ask()  # asked, not told, when the state is saved
     resumed = Method.from_state(json.loads(json.dumps(m.state_dict())))
-    assert_array_equal(resumed.ask(), pending)
-    assert_array_equal(run(resumed, f2, 30, fails=fails), ref[20:])
+    assert_array_equal(resumed.pending, pending[None, :])  # the resumed method knows it is out
+    with pytest.raises(PendingError, match="pending"):
+        resumed.ask()  # DIRECT waits for its value
+    assert resumed.ask(2).shape == (0, 2)
+    assert_array_equal(ref[20], pending)
+    resumed.tell(pending, None if fails(pending) else f2(pending))  # answers DIRECT: it goes on exactly
+    assert resumed.n_pending == 0
+    assert_array_equal(run(resumed, f2, 29, fails=fails), ref[21:])
     m.close(), resumed.close()
 
 
@@ -224,7 +230,10 @@ def test_tells_at_other_points_are_recorded_but_not_given_to_direct():
     xs = []
     for t in range(30):
         x = m.ask()
-        assert_array_equal(m.ask(), x)  # asking again returns the same pending point
+        with pytest.raises(PendingError):
+            m.ask()  # DIRECT's query is out: nothing else to propose
+        assert m.ask(3).shape == (0, 2)
+        assert_array_equal(m.pending, x[None, :])
         if t % 5 == 2:  # a foreign point with a value that would mislead DIRECT
             m.tell(rng.uniform(BOX2[:, 0], BOX2[:, 1]), 1e6)
         xs.append(x)
@@ -233,6 +242,8 @@ def test_tells_at_other_points_are_recorded_but_not_given_to_direct():
     assert m.n_told == 36 and m.best[1] == 1e6
     resumed = Method.from_state(json.loads(json.dumps(m.state_dict())))
     assert_array_equal(resumed.ask(), m.ask())
+    with pytest.raises(PendingError):
+        resumed.ask()
     m.close(), resumed.close()
 
 
@@ -267,11 +278,13 @@ def test_close_is_idempotent_and_the_method_stays_usable():
     m = make_method("direct", BOX2, seed=1, budget=40)
     assert direct_threads() == baseline  # nothing starts before the first ask
     xs = list(run(m, f2, 10))
-    m.ask()
+    x = m.ask()  # closed with its query out
     m.close()
     m.close()
     assert wait_for_threads(baseline) <= baseline
-    xs += list(run(m, f2, 30))  # restarts the worker and replays
+    assert m.ask(2).shape == (0, 2)  # restarts the worker and replays: the query is still out
+    m.tell(x, f2(x))
+    xs += [x] + list(run(m, f2, 29))
     assert_array_equal(np.array(xs), ref)
     m.close()
 
