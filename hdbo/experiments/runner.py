@@ -1,9 +1,12 @@
 """Execute runs (one problem x one method x one seed x one budget) and resume interrupted ones.
 
 A run is described by a :class:`~hdbo.experiments.store.RunConfig`. :func:`run_one`
-executes it against a :class:`~hdbo.experiments.store.RunStore`, writing every evaluation
-as it happens; :func:`run_many` executes a list of them serially, in a local process pool
-or on a Dask cluster, skipping the finished ones.
+executes it in this process against a :class:`~hdbo.experiments.store.RunStore`, writing
+every evaluation as it happens; :func:`run_many` executes a list of them serially, in a
+local process pool or on a Dask cluster, skipping the finished ones. Whatever executes the
+runs, only the process that called :func:`run_many` (the *driver*) opens the store: worker
+processes and Dask tasks receive a run's configuration and what is stored of it, compute
+evaluations and send them back, and the driver writes them. No shared file system is needed.
 
 Seeds
 -----
@@ -31,30 +34,53 @@ One run, one process
 Before executing a run, :func:`run_one` claims it in the store
 (:meth:`~hdbo.experiments.store.RunStore.claim_run`): the run is marked ``"running"`` with
 this process's host name and pid, and a heartbeat refreshed at every evaluation. A second
-process (another ``hdbo run``, a Dask worker on another host) that is asked for the same
-run while its owner is alive does not execute it: it returns a :class:`RunResult` with
+process (another ``hdbo run`` on the same store) that is asked for the same run while its
+owner is alive does not execute it: it returns a :class:`RunResult` with
 ``running_elsewhere=True`` and leaves the run untouched. The claim of a process that died
 (pid gone on this host, or no heartbeat for ``stale_after`` seconds from another host) is
 taken over and the run resumed. See :mod:`hdbo.experiments.store` for the exact rule.
+:func:`run_many` claims every run it hands to a worker process (in the name of that
+process) or to Dask (in the name of the driver) the same way, and writes the run's
+evaluations under that claim.
 
 Workers
 -------
 With ``workers > 1``, :func:`run_many` starts that many worker processes (``spawn``), each
-executing one run at a time and writing its evaluations to the store itself (every one in
-one SQLite transaction, so a process killed at any point leaves the store consistent and the
-run resumable). A worker process that dies (``kill -9``, the out-of-memory killer, a crash)
-or is interrupted takes only its own run down: the driver records that run as *interrupted*
-(status ``"failed"``, error ``"interrupted: worker process ... was killed by signal 9 ...
-(after k of T evaluations)"``, stored evaluations kept), lists it in
-:attr:`RunSummary.interrupted`, starts a new worker while runs are left and finishes the
-others. The interrupted run is not retried by the same call (a run that kills its worker,
-e.g. by exhausting memory, would do it again): running the same command again resumes it
-from its last stored evaluation. Worker processes end when the driver dies (on Linux
-through ``prctl(PR_SET_PDEATHSIG)``, everywhere through a thread checking the parent twice
-a second), so a killed ``hdbo run`` leaves no run executing behind it. On a Dask cluster,
-Dask itself reschedules the task of a lost worker (up to its
-``distributed.scheduler.allowed-failures`` times, and the new attempt resumes from the
-store); when it gives up (``KilledWorker``) the run is recorded as interrupted in the same way.
+executing one run at a time. A worker process never opens the store: it receives the run's
+configuration and stored evaluations and states, rebuilds the run from them (as a resume
+does), and sends every evaluation back with the method state it produced as soon as it is
+computed; the driver stores each one in one SQLite transaction, so a process killed at any
+point leaves the store consistent and the run resumable. A worker process that dies (``kill
+-9``, the out-of-memory killer, a crash) or is interrupted takes only its own run down: the
+driver stores what it sent before dying, records that run as *interrupted* (status
+``"failed"``, error ``"interrupted: worker process ... was killed by signal 9 ... (after k of
+T evaluations)"``, stored evaluations kept), lists it in :attr:`RunSummary.interrupted`,
+starts a new worker while runs are left and finishes the others. The interrupted run is not
+retried by the same call (a run that kills its worker, e.g. by exhausting memory, would do
+it again): running the same command again resumes it from its last stored evaluation.
+Worker processes end when the driver dies (on Linux through ``prctl(PR_SET_PDEATHSIG)``,
+everywhere through a thread checking the parent twice a second), so a killed ``hdbo run``
+leaves no run executing behind it.
+
+Dask
+----
+With ``dask_address``, :func:`run_many` connects to a ``dask.distributed`` scheduler and
+executes each run as a sequence of tasks. A task receives the run's configuration and its
+stored evaluations and states, rebuilds the method from them (as a resume does), executes
+evaluations for about ``dask_chunk_seconds`` (at least one; fewer when the run ends) and
+returns them with the method state after the last one, plus the method's diagnostics when
+the run is over or the error that stopped it. The driver stores the chunk in one
+transaction and submits the next task, built from what is now stored; continuing tasks
+have priority over first ones, so started runs go first. Tasks do not open the
+store, so the Dask workers may run on machines that do not see its file; they need hdbo
+(and the plugins, see below) installed. A task lost with its worker (process killed,
+machine gone) is rescheduled by Dask on another worker with the same arguments, that is
+from what the driver has stored, and because resuming is exact the run ends as if nothing
+had happened. Dask gives up on a task whose workers keep dying (more than
+``distributed.scheduler.allowed-failures`` times, 3 by default: ``KilledWorker``); the run
+is then recorded as interrupted, as with a local worker. Runs executing on Dask are claimed
+in the name of the driver; when the driver is stopped (Ctrl-C), its runs are recorded as
+interrupted and the next call resumes them.
 
 Resume
 ------
@@ -62,7 +88,8 @@ A run whose status is not ``"finished"`` is resumed from its last stored evaluat
 method is rebuilt with ``Method.from_state(state, history=(X, y))``, the noise generator from
 its stored state, and the loop continues at ``t = n_done``. Because the state and the
 evaluation it follows are written in one transaction, a resumed run gives exactly the trace
-an uninterrupted run would have given.
+an uninterrupted run would have given; the same holds for every Dask chunk, so a run gives
+the same points and values serially, in worker processes and on Dask.
 
 Problems and methods
 --------------------
@@ -71,7 +98,7 @@ Problems and methods
 (``"module:attr"`` is refused). A problem or method of your own is registered by a module of
 yours, loaded with :func:`hdbo.experiments.plugins.load_plugins` (``--plugin`` on the command
 line); :func:`run_many` imports the loaded plugin modules in its worker processes and Dask
-tasks too (see :mod:`hdbo.experiments.plugins`).
+tasks too (see :mod:`hdbo.experiments.plugins`), so they must be importable there.
 """
 
 from __future__ import annotations
@@ -85,6 +112,7 @@ import sys
 import threading
 import time
 import traceback
+import uuid
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from multiprocessing.connection import wait as wait_for_ready
@@ -109,6 +137,7 @@ from .store import (
 )
 
 __all__ = [
+    "DASK_CHUNK_SECONDS",
     "METHOD_STREAM",
     "NOISE_STREAM",
     "RunResult",
@@ -126,7 +155,9 @@ __all__ = [
 METHOD_STREAM = 1
 #: Second entry of the seed sequence of the observation-noise generator.
 NOISE_STREAM = 7
-#: Seconds between two looks at the store's evaluation counts (progress with several workers).
+#: Default seconds of work after which a Dask task returns its evaluations (``run_many``).
+DASK_CHUNK_SECONDS = 5.0
+#: Seconds the driver waits for its worker processes before looking at them again.
 _POLL_SECONDS = 0.5
 #: Seconds between two checks, in a worker process, that its parent process is alive.
 _PARENT_POLL_SECONDS = 0.5
@@ -428,58 +459,28 @@ def run_one(
 
     n_done = run.n_evaluations
     try:
-        problem = build_problem(config)
+        execution = _Execution(config, _resume_point(store, run.id))
         if n_done == 0:
-            method = build_method(config, problem)
-            noise_rng = noise_generator(config.seed)
-            store.start_run(run.id, noise_rng_state=generator_state(noise_rng))
-        else:
-            if run.method_state is None or run.noise_rng_state is None:
-                raise RuntimeError(f"run {run.id} has {n_done} evaluations but no stored state to resume from")
-            ev = store.load_evaluations(run.id)
-            y_hist = [None if bad else float(v) for v, bad in zip(ev.y, ev.failed, strict=True)]
-            method = Method.from_state(run.method_state, history=(ev.X, y_hist))
-            noise_rng = generator_from_state(run.noise_rng_state)
+            store.start_run(run.id, noise_rng_state=generator_state(execution.noise_rng))
     except BaseException as exc:
         store.fail_run(run.id, _describe(exc), wall_seconds=wall(), owner=me)
         raise
 
     try:
-        for t in range(n_done, config.budget):
-            if method.done:  # finished before its budget (e.g. a selection-only run)
-                break
-            t0 = time.perf_counter()
-            x = method.ask()
-            t1 = time.perf_counter()
-            y, f, error = _evaluate(problem, x, noise_rng)
-            t2 = time.perf_counter()
-            failed = y is None
-            method.tell(x, y)
-            regret = None
-            if f is not None and problem.optimum_value is not None:
-                regret = _finite_or_none(problem.regret(f))
-            evaluation = Evaluation(
-                t=t,
-                x=x,
-                y=y,
-                f=f,
-                regret=regret,
-                failed=failed,
-                error=error,
-                ask_seconds=t1 - t0,
-                eval_seconds=t2 - t1,
-            )
+        while not execution.complete:
+            evaluation = execution.step()
+            method_state, noise_rng_state = execution.states()
             store.append_evaluation(
                 run.id,
                 evaluation,
-                method_state=method.state_dict(include_history=False),
-                noise_rng_state=generator_state(noise_rng),
+                method_state=method_state,
+                noise_rng_state=noise_rng_state,
                 wall_seconds=wall(),
                 owner=me,
             )
             if callback is not None:
                 callback(evaluation)
-        diagnostics = method.diagnostics()
+        diagnostics = execution.method.diagnostics()
     except ClaimLostError:  # judged stale and taken over: the new owner goes on, we stop quietly
         now = store.get_run(run.id)
         return _result_from_store(store, now, resumed_from=n_done, elsewhere=now.owner, running_elsewhere=True)
@@ -515,6 +516,166 @@ def _evaluate(
     return y, f, None
 
 
+# ---------------------------------------------------------------------------- executing away from the store
+def _resume_point(store: RunStore, run_id: int) -> dict[str, Any]:
+    """What a run is rebuilt from: its stored evaluations and states (see "Resume" above).
+
+    Returns
+    -------
+    dict
+        ``run_id``, ``n_done``, ``method_state`` and ``noise_rng_state`` (None before the
+        first evaluation), ``X`` of shape (n_done, D) and ``y`` (length n_done, None for a
+        failed evaluation). Plain data: it is sent to worker processes and Dask tasks.
+    """
+    rec = store.get_run(run_id)
+    ev = store.load_evaluations(run_id)
+    return {
+        "run_id": int(run_id),
+        "n_done": len(ev),
+        "method_state": rec.method_state,
+        "noise_rng_state": rec.noise_rng_state,
+        "X": ev.X,
+        "y": [None if bad else float(v) for v, bad in zip(ev.y, ev.failed, strict=True)],
+    }
+
+
+class _Execution:
+    """A run rebuilt from a resume point and executed one evaluation at a time; no store involved.
+
+    Parameters
+    ----------
+    config : RunConfig
+        The run.
+    resume : dict
+        :func:`_resume_point` of the run: a new run (``n_done = 0``) is built from its
+        configuration, a started one with ``Method.from_state(state, history=(X, y))`` and
+        the stored noise-generator state.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Unknown problem or method, bad parameters.
+    RuntimeError
+        Evaluations are stored but no state to resume from.
+    """
+
+    def __init__(self, config: RunConfig, resume: dict[str, Any]) -> None:
+        self.config = config
+        self.problem = build_problem(config)
+        self.t = int(resume["n_done"])
+        if self.t == 0:
+            self.method = build_method(config, self.problem)
+            self.noise_rng = noise_generator(config.seed)
+        else:
+            if resume["method_state"] is None or resume["noise_rng_state"] is None:
+                raise RuntimeError(
+                    f"run {resume['run_id']} has {self.t} evaluations but no stored state to resume from"
+                )
+            self.method = Method.from_state(resume["method_state"], history=(resume["X"], resume["y"]))
+            self.noise_rng = generator_from_state(resume["noise_rng_state"])
+
+    @property
+    def complete(self) -> bool:
+        """The budget is spent, or the method finished before it (``Method.done``)."""
+        return self.t >= self.config.budget or self.method.done
+
+    def step(self) -> Evaluation:
+        """Ask, evaluate (failures recorded, see "Failure policy"), tell; the evaluation ``t``."""
+        t0 = time.perf_counter()
+        x = self.method.ask()
+        t1 = time.perf_counter()
+        y, f, error = _evaluate(self.problem, x, self.noise_rng)
+        t2 = time.perf_counter()
+        self.method.tell(x, y)
+        regret = None
+        if f is not None and self.problem.optimum_value is not None:
+            regret = _finite_or_none(self.problem.regret(f))
+        evaluation = Evaluation(
+            t=self.t,
+            x=x,
+            y=y,
+            f=f,
+            regret=regret,
+            failed=y is None,
+            error=error,
+            ask_seconds=t1 - t0,
+            eval_seconds=t2 - t1,
+        )
+        self.t += 1
+        return evaluation
+
+    def states(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(method state without history, noise-generator state)`` after the last evaluation."""
+        return self.method.state_dict(include_history=False), generator_state(self.noise_rng)
+
+
+def _evaluation_data(ev: Evaluation) -> dict[str, Any]:
+    """An evaluation as plain data for the driver (``Evaluation(**data)`` gives it back)."""
+    return {
+        "t": int(ev.t),
+        "x": [float(v) for v in np.asarray(ev.x, dtype=float).reshape(-1)],
+        "y": ev.y,
+        "f": ev.f,
+        "regret": ev.regret,
+        "failed": bool(ev.failed),
+        "error": ev.error,
+        "ask_seconds": float(ev.ask_seconds),
+        "eval_seconds": float(ev.eval_seconds),
+    }
+
+
+def _execute(
+    config_dict: dict[str, Any],
+    resume: dict[str, Any],
+    plugins: Sequence[str],
+    emit: Callable[[dict[str, Any], dict[str, Any], dict[str, Any], float], Any],
+    *,
+    chunk_seconds: float = math.inf,
+) -> dict[str, Any]:
+    """Execute a run, or a chunk of it, where the store is not available (worker side).
+
+    Imports ``plugins``, rebuilds the run from ``resume`` and executes evaluations until the
+    run is complete or ``chunk_seconds`` have passed since the call began (at least one
+    evaluation). After each evaluation calls ``emit(evaluation_data, method_state,
+    noise_rng_state, seconds)``, ``seconds`` counted from the call's start; an exception
+    raised by ``emit`` propagates.
+
+    Returns
+    -------
+    dict
+        ``end``: ``"done"`` (the run is complete; ``diagnostics`` holds the method's),
+        ``"more"`` (the chunk is over) or ``"error"`` (``error``: the one-line description,
+        ``traceback``, ``during``: ``"build"`` or ``"run"``); ``seconds``: time since the start.
+        A :class:`KeyboardInterrupt` (and other :class:`BaseException`) propagates.
+    """
+    start = time.perf_counter()
+
+    def outcome(end: str, **fields: Any) -> dict[str, Any]:
+        return {"end": end, "seconds": time.perf_counter() - start, **fields}
+
+    def failure(exc: Exception, during: str) -> dict[str, Any]:
+        return outcome("error", error=_describe(exc), traceback=traceback.format_exc(limit=-3), during=during)
+
+    try:
+        import_plugins(plugins)
+        execution = _Execution(RunConfig(**config_dict), resume)
+    except Exception as exc:
+        return failure(exc, "build")
+    n_executed = 0
+    while True:
+        try:
+            if execution.complete:
+                return outcome("done", diagnostics=execution.method.diagnostics())
+            if n_executed > 0 and time.perf_counter() - start >= chunk_seconds:
+                return outcome("more")
+            evaluation = execution.step()
+            method_state, noise_rng_state = execution.states()
+        except Exception as exc:
+            return failure(exc, "run")
+        n_executed += 1
+        emit(_evaluation_data(evaluation), method_state, noise_rng_state, time.perf_counter() - start)
+
+
 # ---------------------------------------------------------------------------- many runs
 @dataclass
 class RunSummary:
@@ -529,9 +690,10 @@ class RunSummary:
         Runs that ended with an error (their status in the store is ``"failed"``).
     interrupted : list of (RunConfig, str)
         Runs stopped from outside before they ended: their worker process died (killed, out
-        of memory) or was interrupted, or their Dask worker was lost. Their stored
+        of memory) or was interrupted, or Dask gave up their task after losing its workers
+        (a task lost with one worker is rescheduled and its run goes on). Their stored
         evaluations are kept (status ``"failed"``, error ``"interrupted: ..."``) and the
-        next call resumes them; see "Workers" in the module docstring.
+        next call resumes them; see "Workers" and "Dask" in the module docstring.
     wall_seconds : float
         Wall time of the call.
     """
@@ -586,22 +748,47 @@ class RunSummary:
         )
 
 
-def _run_in_worker(
-    store_path: str, config_dict: dict[str, Any], stale_after: float, plugins: Sequence[str] = ()
-) -> tuple[str, Any]:
-    """Process-pool / Dask task: open the store, run, return ``("ok", RunResult)`` or ``("error", text)``.
+def _run_chunk(
+    config_dict: dict[str, Any],
+    resume: dict[str, Any],
+    plugins: Sequence[str],
+    chunk_seconds: float,
+    blas_threads: int | None,
+) -> dict[str, Any]:
+    """Dask task: execute a chunk of a run away from the store and return it to the driver.
 
-    ``plugins`` are imported first (a no-op when already imported, e.g. in a forked child).
+    Parameters
+    ----------
+    config_dict : dict
+        ``RunConfig.to_dict()`` of the run.
+    resume : dict
+        :func:`_resume_point` of the run, as the driver has stored it.
+    plugins : sequence of str
+        Modules to import first (a no-op for modules already imported).
+    chunk_seconds : float
+        Return after this many seconds of work (at least one evaluation).
+    blas_threads : int or None
+        BLAS thread limit while the chunk runs (as in the driver's worker processes).
+
+    Returns
+    -------
+    dict
+        The outcome of :func:`_execute` (``end``, ``seconds``, ...) plus ``evaluations`` (a
+        list of plain evaluation records), ``method_state`` and ``noise_rng_state`` after the
+        last of them (None without evaluations) and ``evaluated_seconds``, the time from the
+        task's start to the end of the last evaluation.
     """
-    import_plugins(plugins)
-    config = RunConfig(**config_dict)
-    with RunStore(store_path) as store:
-        try:
-            return "ok", run_one(store, config, stale_after=stale_after)
-        except Exception as exc:  # reported back to the parent; the store already has it
-            run = store.find_run(config)
-            tb = traceback.format_exc(limit=-3)
-            return "error", (run.id if run else None, f"{_describe(exc)}\n{tb}")
+    chunk: dict[str, Any] = {"evaluations": [], "method_state": None, "noise_rng_state": None,
+                             "evaluated_seconds": 0.0}
+
+    def keep(evaluation: dict[str, Any], method_state: dict[str, Any], noise_rng_state: dict[str, Any],
+             seconds: float) -> None:
+        chunk["evaluations"].append(evaluation)
+        chunk.update(method_state=method_state, noise_rng_state=noise_rng_state, evaluated_seconds=seconds)
+
+    with limit_blas_threads(blas_threads):
+        outcome = _execute(config_dict, resume, plugins, keep, chunk_seconds=chunk_seconds)
+    return {**outcome, **chunk}
 
 
 def _describe_config(c: RunConfig) -> str:
@@ -615,9 +802,8 @@ class _EvaluationProgress:
     running elsewhere), the rest is removed from the total, so the bar ends at 100%.
     """
 
-    def __init__(self, bar: Progress, initial: dict[int, int], remaining: dict[int, int]) -> None:
+    def __init__(self, bar: Progress, remaining: dict[int, int]) -> None:
         self.bar = bar
-        self.initial = initial
         self.remaining = remaining
         self.done = dict.fromkeys(remaining, 0)
         self.open = set(remaining)
@@ -639,15 +825,6 @@ class _EvaluationProgress:
         if delta > 0 or postfix is not None:
             self.done[run_id] = max(n, self.done[run_id])
             self.bar.update(max(delta, 0), postfix=postfix)
-
-    def poll(self, store: RunStore) -> None:
-        """Read the stored evaluation counts of the open runs (several workers)."""
-        if not self.active or not self.open:
-            return
-        counts = store.count_evaluations(sorted(self.open))
-        for run_id, count in counts.items():
-            self.set_done(run_id, count - self.initial[run_id])
-        self.bar.update(0, postfix=self.runs_text())
 
     def end(self, run_id: int) -> None:
         """The run is over for this call; what it did not execute leaves the total."""
@@ -671,29 +848,40 @@ def run_many(
     stale_after: float = STALE_AFTER_SECONDS,
     blas_threads: int | None = 1,
     plugins: Sequence[str] | None = None,
+    dask_chunk_seconds: float = DASK_CHUNK_SECONDS,
 ) -> RunSummary:
     """Execute many runs, skipping finished ones and resuming interrupted ones.
+
+    Only this process (the driver) opens the store: worker processes and Dask tasks send
+    their evaluations back and the driver writes them, so the workers need no access to the
+    store's file (see "Workers" and "Dask" in the module docstring). Every run gives the same
+    points and values whichever way it is executed.
 
     Parameters
     ----------
     store : RunStore or path
-        The store. With ``workers > 1`` or Dask, each worker opens the file itself, so it
-        must be a file (not ``":memory:"``).
+        The store (created if needed). Any store works with workers and Dask, even
+        ``":memory:"``, since only this process writes it.
     configs : iterable of RunConfig
         Runs to execute; duplicates are executed once.
     workers : int, default 1
         1 runs in this process; more starts that many worker processes (``spawn`` start
-        method), each executing one run at a time. A run whose worker process dies is
-        recorded as interrupted and the others go on (see "Workers" in the module docstring).
+        method), each executing one run at a time and sending every evaluation back as soon
+        as it is computed. A run whose worker process dies is recorded as interrupted (what
+        it sent is stored) and the others go on (see "Workers" in the module docstring).
+        Ignored with ``dask_address``.
     progress : bool, default True
         Show progress on stderr, counted in evaluations: the total is the sum of the
         remaining budgets of the unfinished runs. On a terminal a bar (tqdm if installed,
         else one line redrawn in place, with the best value of the current run when
         ``workers=1``); otherwise (CI logs, files) one line per 10%. With several workers
-        or Dask the counts are read from the store twice a second.
+        the count moves at every evaluation, on Dask at every chunk.
     dask_address : str, optional
-        Address of a ``dask.distributed`` scheduler; the runs become Dask tasks (the workers
-        must see the same store file). Needs ``pip install hdbo[dask]``.
+        Address of a ``dask.distributed`` scheduler (e.g. ``"tcp://host:8786"``); every run
+        becomes a sequence of Dask tasks, each executing about ``dask_chunk_seconds`` of it
+        and returning its evaluations, which this process stores. The workers need hdbo and
+        the ``plugins`` installed, not the store. A task lost with its worker is rescheduled
+        by Dask and resumes from what is stored. Needs ``pip install hdbo[dask]``.
     stale_after : float, default STALE_AFTER_SECONDS
         Seconds without a heartbeat after which a claim of another host is stale (see
         :func:`run_one`).
@@ -707,6 +895,11 @@ def run_many(
         :func:`hdbo.experiments.plugins.load_plugins` in this process). They must be
         importable there: a spawned worker has this process's ``sys.path``; a Dask worker
         needs them installed (or sent with ``client.upload_file``).
+    dask_chunk_seconds : float, default DASK_CHUNK_SECONDS
+        With Dask, a task returns its evaluations after this many seconds of work (at least
+        one evaluation per task), so a lost worker costs at most about that much work plus
+        one evaluation. ``0`` returns every evaluation at once; ``math.inf`` executes whole
+        runs in one task each.
 
     Returns
     -------
@@ -718,7 +911,7 @@ def run_many(
     Raises
     ------
     ValueError
-        ``workers < 1``, or a ``":memory:"`` store with several workers or Dask.
+        ``workers < 1`` or ``dask_chunk_seconds < 0``.
     TypeError
         An element of ``configs`` is not a :class:`RunConfig`.
     ImportError
@@ -728,6 +921,12 @@ def run_many(
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if (
+        isinstance(dask_chunk_seconds, bool)
+        or not isinstance(dask_chunk_seconds, (int, float))
+        or not dask_chunk_seconds >= 0
+    ):
+        raise ValueError(f"dask_chunk_seconds must be a number >= 0, got {dask_chunk_seconds!r}")
     plugins = tuple(loaded_plugins() if plugins is None else plugins)
     import_plugins(plugins)  # checks the names; a no-op for modules already imported
     own_store = not isinstance(store, RunStore)
@@ -743,10 +942,7 @@ def run_many(
         summary = RunSummary()
         finished: dict[tuple[Any, ...], RunResult] = {}
         run_ids: dict[tuple[Any, ...], int] = {}
-        initial: dict[int, int] = {}
         remaining: dict[int, int] = {}
-        if dask_address is not None or (workers > 1 and len(unique) > 1):
-            _check_file_store(store_obj.path)
         for key, c in unique.items():
             rec = store_obj.find_run(c)
             if rec is not None and rec.status == "finished":
@@ -755,16 +951,15 @@ def run_many(
             rec = rec if rec is not None else store_obj.get_or_create_run(c)
             todo.append(c)
             run_ids[key] = rec.id
-            initial[rec.id] = rec.n_evaluations
             remaining[rec.id] = max(0, c.budget - rec.n_evaluations)
         bar = Progress(sum(remaining.values()), enabled=progress, desc="hdbo", unit="eval")
-        tracker = _EvaluationProgress(bar, initial, remaining)
+        tracker = _EvaluationProgress(bar, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
         try:
             with limit_blas_threads(blas_threads):
                 if dask_address is not None:
                     _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after,
-                              plugins=plugins)
+                              plugins=plugins, chunk_seconds=float(dask_chunk_seconds), blas_threads=blas_threads)
                 elif workers == 1 or len(todo) <= 1:
                     for c in todo:
                         _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
@@ -820,11 +1015,115 @@ def _run_serial(
     tracker.end(run_id)
 
 
-def _check_file_store(path: str) -> None:
-    if path == ":memory:":
-        raise ValueError("an in-memory store cannot be shared with worker processes; give a file path")
+# ---------------------------------------------------------------------------- runs executed elsewhere
+@dataclass
+class _Job:
+    """A run the driver has claimed and has executed elsewhere; the driver stores what comes back.
+
+    Attributes
+    ----------
+    config : RunConfig
+    run_id : int
+    owner : RunOwner
+        The claim under which the evaluations are written (the worker process executing the
+        run, or the driver for Dask).
+    resumed_from : int
+        Evaluations stored when this call claimed the run.
+    n_stored : int
+        Evaluations stored now.
+    wall_before : float
+        Wall seconds of the run before its current execution (a worker run or a Dask chunk).
+    """
+
+    config: RunConfig
+    run_id: int
+    owner: RunOwner
+    resumed_from: int
+    n_stored: int
+    wall_before: float
+
+    def store(
+        self,
+        store: RunStore,
+        evaluations: Sequence[dict[str, Any]],
+        method_state: dict[str, Any],
+        noise_rng_state: dict[str, Any],
+        seconds: float,
+    ) -> None:
+        """Append evaluations (plain records) and the state after the last, in one transaction.
+
+        Raises :class:`ClaimLostError` (nothing written) when another process took the run over.
+        """
+        store.append_evaluations(
+            self.run_id,
+            [Evaluation(**e) for e in evaluations],
+            method_state=method_state,
+            noise_rng_state=noise_rng_state,
+            wall_seconds=self.wall_before + seconds,
+            owner=self.owner,
+        )
+        self.n_stored += len(evaluations)
+
+    def end(
+        self,
+        store: RunStore,
+        outcome: dict[str, Any],
+        done: dict[tuple[Any, ...], RunResult],
+        summary: RunSummary,
+    ) -> bool:
+        """Record the end of an execution (:func:`_execute`'s outcome); whether the run is over.
+
+        ``"done"`` finishes the run, ``"error"`` fails it as :func:`run_one` would (the error,
+        followed by ``(after k of T evaluations)`` when it happened during the run) and lists
+        it in ``summary.errors``; after ``"more"`` the run goes on.
+        """
+        wall = self.wall_before + float(outcome["seconds"])
+        self.wall_before = wall
+        if outcome["end"] == "more":
+            return False
+        if outcome["end"] == "done":
+            store.finish_run(self.run_id, diagnostics=outcome["diagnostics"], wall_seconds=wall)
+            done[self.config.key()] = _result_from_store(
+                store, store.get_run(self.run_id), resumed_from=self.resumed_from
+            )
+            return True
+        text = outcome["error"]
+        if outcome["during"] == "run":
+            text = f"{text} (after {self.n_stored} of {self.config.budget} evaluations)"
+        store.fail_run(self.run_id, text, wall_seconds=wall, owner=self.owner)
+        summary.errors.append((self.config, f"{outcome['error']}\n{outcome['traceback']}"))
+        return True
+
+    def taken_over(self, store: RunStore, done: dict[tuple[Any, ...], RunResult]) -> None:
+        """Another process took the run over (our claim was judged stale): leave it to that process."""
+        now = store.get_run(self.run_id)
+        done[self.config.key()] = _result_from_store(
+            store, now, resumed_from=self.resumed_from, elsewhere=now.owner, running_elsewhere=True
+        )
 
 
+def _claim_job(
+    store: RunStore, config: RunConfig, run_id: int, owner: RunOwner, stale_after: float
+) -> _Job | RunResult:
+    """Claim a run in the name of ``owner`` before it is executed elsewhere.
+
+    Returns the :class:`_Job`, or the :class:`RunResult` of a run that is finished or that
+    another live process owns (nothing is changed then). A new run gets its initial
+    noise-generator state, as in :func:`run_one`.
+    """
+    claim = store.claim_run(run_id, owner=owner, stale_after=stale_after)
+    rec = claim.record
+    if not claim.acquired:
+        if rec.status == "finished":
+            return _result_from_store(store, rec, skipped=True)
+        return _result_from_store(store, rec, resumed_from=rec.n_evaluations, elsewhere=claim.owner,
+                                  running_elsewhere=True)
+    if rec.n_evaluations == 0:
+        store.start_run(run_id, noise_rng_state=generator_state(noise_generator(config.seed)))
+    return _Job(config, run_id, owner, rec.n_evaluations, rec.n_evaluations, rec.wall_seconds)
+
+
+# ---------------------------------------------------------------------------- local worker processes
 def _run_pool(
     store: RunStore,
     todo: Sequence[RunConfig],
@@ -839,21 +1138,22 @@ def _run_pool(
 ) -> None:
     """Runs in ``workers`` spawned processes, one run at a time each (see "Workers" above).
 
-    A worker that dies takes only its own run down: the run is recorded as interrupted and
-    not retried by this call, a new process takes the dead one's place while runs are left,
-    and the other workers go on. When this process is interrupted (Ctrl-C), busy workers
-    get ``_STOP_GRACE_SECONDS`` to answer (a Ctrl-C on a terminal interrupts them too, and
-    they record their runs as interrupted), then they are terminated.
+    This process claims each run in the name of the worker process it hands it to, sends it
+    the run's configuration and stored state, and stores every evaluation the worker sends
+    back. A worker that dies takes only its own run down: what it sent is stored, the run is
+    recorded as interrupted and not retried by this call, a new process takes the dead
+    one's place while runs are left, and the other workers go on. When this process is
+    interrupted (Ctrl-C), busy workers get ``_STOP_GRACE_SECONDS`` to answer (a Ctrl-C on a
+    terminal interrupts them too), then they are terminated and their runs recorded as
+    interrupted.
     """
-    _check_file_store(store.path)
     ctx = get_context("spawn")
-    task = (os.path.abspath(store.path), stale_after, tuple(plugins))
     queue = list(todo)[::-1]  # the next run is at the end
     pool: list[_PoolWorker] = []
     spawns = min(workers, len(queue)) + len(queue)  # bounded: each replacement follows a loss
     try:
         while True:
-            n_busy = sum(w.config is not None for w in pool)
+            n_busy = sum(w.job is not None for w in pool)
             while len(pool) < min(workers, n_busy + len(queue)) and spawns > 0:
                 pool.append(_PoolWorker(ctx))
                 spawns -= 1
@@ -864,44 +1164,96 @@ def _run_pool(
                     tracker.end(run_ids[config.key()])
                 return
             for w in pool:
-                if w.config is None and queue:
-                    w.start_run(queue.pop(), *task)
-            busy = [w for w in pool if w.config is not None]
+                while w.job is None and not w.retired and queue:
+                    config = queue.pop()
+                    claimed = _claim_job(store, config, run_ids[config.key()], w.owner, stale_after)
+                    if isinstance(claimed, RunResult):  # finished or running elsewhere meanwhile
+                        done[config.key()] = claimed
+                        tracker.end(claimed.run_id)
+                        continue
+                    w.start(claimed, _resume_point(store, claimed.run_id), plugins)
+            busy = [w for w in pool if w.job is not None]
             if not busy:
                 return
             wait_for_ready([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=_POLL_SECONDS)
-            tracker.poll(store)
+            for w in busy:
+                _serve(store, w, done, summary, tracker)
             for w in pool:
-                outcome = None if w.config is None else w.outcome()
-                if outcome is None:
-                    continue
-                config, w.config = w.config, None
-                run_id = run_ids[config.key()]
-                if outcome[0] == "lost":  # the worker died or was interrupted: retire it
-                    text = _record_interrupted(store, run_id, config, outcome[1], owner=w.owner)
-                    summary.interrupted.append((config, text))
-                    w.stop(grace=1.0)
-                else:
-                    _collect(config, outcome, done, summary)
-                tracker.end(run_id)
-            for w in pool:
-                if w.config is None and not w.process.is_alive():  # died between two runs
-                    w.stop(grace=0.0)
-            pool = [w for w in pool if w.config is not None or w.process.is_alive()]
+                if w.job is None and not w.retired and not w.process.is_alive():  # died between two runs
+                    w.retire(grace=0.0)
+            pool = [w for w in pool if not w.retired]
     except BaseException:
         deadline = time.monotonic() + _STOP_GRACE_SECONDS
         for w in pool:
             w.stop(grace=max(0.0, deadline - time.monotonic()))
         for w in pool:
-            if w.config is not None:  # a no-op in the store if the worker recorded it itself
+            job = w.job
+            if job is None:
+                continue
+            try:  # store what it sent (best effort: the run stays resumable anyway)
+                _serve(store, w, done, summary, tracker, gone_reason="stopped with hdbo")
+            except Exception:
+                pass
+            if w.job is not None:
                 try:
-                    _record_interrupted(store, run_ids[w.config.key()], w.config, "stopped with hdbo", owner=w.owner)
-                except Exception:  # best effort: the run stays resumable anyway
+                    _record_interrupted(store, job.run_id, job.config, "stopped with hdbo", owner=job.owner)
+                except Exception:
                     pass
         raise
     finally:
         for w in pool:
-            w.stop(grace=5.0)
+            w.retire(grace=5.0)
+
+
+def _serve(
+    store: RunStore,
+    w: _PoolWorker,
+    done: dict[tuple[Any, ...], RunResult],
+    summary: RunSummary,
+    tracker: _EvaluationProgress,
+    *,
+    gone_reason: str | None = None,
+) -> None:
+    """Store what worker ``w`` sent about its run; settle the run if it ended or the worker died.
+
+    ``gone_reason`` replaces the exit status in the message of a run whose worker is gone.
+    """
+    job = w.job
+    if job is None:
+        return
+    messages, gone = w.receive()
+    for kind, *payload in messages:
+        if kind == "evaluation":
+            evaluation, method_state, noise_rng_state, seconds = payload
+            try:
+                job.store(store, [evaluation], method_state, noise_rng_state, seconds)
+            except ClaimLostError:  # judged stale and taken over: leave the run, retire the worker
+                job.taken_over(store, done)
+                w.job = None
+                w.retire(grace=0.0)
+                tracker.end(job.run_id)
+                return
+            tracker.set_done(job.run_id, job.n_stored - job.resumed_from, postfix=tracker.runs_text())
+        elif kind == "end":
+            job.end(store, payload[0], done, summary)
+            w.job = None
+            tracker.end(job.run_id)
+            return
+        else:  # "lost": the worker was interrupted and ends
+            text = _record_interrupted(store, job.run_id, job.config, payload[0], owner=job.owner)
+            summary.interrupted.append((job.config, text))
+            w.job = None
+            w.retire(grace=1.0)
+            tracker.end(job.run_id)
+            return
+    if gone:
+        w.process.join(5.0)
+        reason = gone_reason or f"worker process {w.process.pid} {_exit_text(w.process.exitcode)}"
+        text = _record_interrupted(store, job.run_id, job.config, reason, owner=job.owner)
+        summary.interrupted.append((job.config, text))
+        w.job = None
+        w.retire(grace=1.0)
+        tracker.end(job.run_id)
 
 
 class _PoolWorker:
@@ -912,34 +1264,38 @@ class _PoolWorker:
         self.process = ctx.Process(target=_pool_worker_main, args=(child, os.getpid()), name="hdbo-worker")
         self.process.start()
         child.close()  # so that the worker's death reads as end-of-file here
-        self.config: RunConfig | None = None
-        #: The claim the worker holds on the runs it executes (see :meth:`RunStore.claim_run`).
+        self.job: _Job | None = None
+        self.retired = False
+        #: The claim under which the driver stores the runs this process executes.
         self.owner = RunOwner(RunOwner.current().host, int(self.process.pid))
 
-    def start_run(self, config: RunConfig, path: str, stale_after: float, plugins: tuple[str, ...]) -> None:
-        """Send a run; a worker that died meanwhile is noticed by :meth:`outcome`."""
-        self.config = config
+    def start(self, job: _Job, resume: dict[str, Any], plugins: Sequence[str]) -> None:
+        """Send a run; a worker that died meanwhile is noticed by :meth:`receive`."""
+        self.job = job
         try:
-            self.conn.send((path, config.to_dict(), stale_after, plugins))
+            self.conn.send((job.config.to_dict(), resume, tuple(plugins)))
         except OSError:
             pass
 
-    def outcome(self) -> tuple[str, Any] | None:
-        """The worker's answer about its run; ``("lost", why)`` if it died; None while it runs."""
+    def receive(self) -> tuple[list[tuple[Any, ...]], bool]:
+        """The messages the worker has sent so far, and whether it is gone (dead or unreachable).
+
+        Liveness is looked at first, so the messages of a worker found dead are all there. A
+        connection that cannot be read (closed, or a message cut by a signal in the worker)
+        counts as gone.
+        """
         alive = self.process.is_alive()
+        messages = []
         try:
-            if self.conn.poll():
-                return self.conn.recv()
-        except (EOFError, OSError):
+            while self.conn.poll():
+                messages.append(self.conn.recv())
+        except Exception:  # EOFError, OSError, a truncated pickle
             alive = False
-        if alive:
-            return None
-        self.process.join(5.0)
-        return "lost", f"worker process {self.process.pid} {_exit_text(self.process.exitcode)}"
+        return messages, not alive
 
     def stop(self, grace: float) -> None:
         """End the process: an idle one is asked to leave; after ``grace`` s terminate, then kill."""
-        if self.process.is_alive() and self.config is None:
+        if self.process.is_alive() and self.job is None:
             try:
                 self.conn.send(None)
             except OSError:
@@ -949,7 +1305,14 @@ class _PoolWorker:
             if self.process.is_alive():
                 end()
                 self.process.join(2.0)
+
+    def retire(self, grace: float) -> None:
+        """:meth:`stop` the process and close the connection (once)."""
+        if self.retired:
+            return
+        self.stop(grace)
         self.conn.close()
+        self.retired = True
 
 
 def _exit_text(code: int | None) -> str:
@@ -983,12 +1346,13 @@ def _record_interrupted(
 
 
 def _pool_worker_main(conn: Any, parent_pid: int) -> None:
-    """Main function of a worker process of :func:`_run_pool`.
+    """Main function of a worker process of :func:`_run_pool`; it never opens the store.
 
-    Receives ``(store_path, config_dict, stale_after, plugins)`` and answers each with the
-    outcome of :func:`_run_in_worker`; ``None`` or a closed connection ends it. After a
-    KeyboardInterrupt it answers ``("lost", why)`` and ends. It ends with its parent (see
-    :func:`_exit_with_parent`).
+    Receives ``(config_dict, resume, plugins)`` (see :func:`_resume_point`), executes the
+    run with :func:`_execute`, sends ``("evaluation", evaluation, method_state,
+    noise_rng_state, seconds)`` after every evaluation and ``("end", outcome)`` at the end;
+    ``None`` or a closed connection ends it. After a KeyboardInterrupt it sends ``("lost",
+    why)`` and ends. It ends with its parent (see :func:`_exit_with_parent`).
     """
     _exit_with_parent(parent_pid)
     while True:
@@ -998,15 +1362,24 @@ def _pool_worker_main(conn: Any, parent_pid: int) -> None:
             return
         if task is None:
             return
-        path, config_dict, stale_after, plugins = task
+        config_dict, resume, plugins = task
+        sent = [0]
+        start = time.perf_counter()
+
+        def send(evaluation: dict[str, Any], method_state: dict[str, Any], noise_rng_state: dict[str, Any],
+                 seconds: float) -> None:
+            conn.send(("evaluation", evaluation, method_state, noise_rng_state, seconds))
+            sent[0] += 1
+
         try:
-            outcome = _run_in_worker(path, config_dict, stale_after, plugins)
-        except KeyboardInterrupt:  # run_one has recorded the run as interrupted
+            outcome = _execute(config_dict, resume, plugins, send)
+        except KeyboardInterrupt:
             conn.send(("lost", f"worker process {os.getpid()} was interrupted (KeyboardInterrupt)"))
             return
-        except BaseException as exc:  # SystemExit, a plugin that cannot be imported, ...
-            outcome = ("error", (None, _describe(exc)))
-        conn.send(outcome)
+        except BaseException as exc:  # SystemExit from a plugin or problem, ...
+            outcome = {"end": "error", "seconds": time.perf_counter() - start, "error": _describe(exc),
+                       "traceback": traceback.format_exc(limit=-3), "during": "run" if sent[0] else "build"}
+        conn.send(("end", outcome))
 
 
 def _exit_with_parent(parent_pid: int, *, use_prctl: bool = True) -> None:
@@ -1050,16 +1423,7 @@ def _parent_alive(parent_pid: int) -> bool:
     return parent is None or parent.is_alive()
 
 
-def _collect(
-    config: RunConfig, outcome: tuple[str, Any], done: dict[tuple[Any, ...], RunResult], summary: RunSummary
-) -> None:
-    kind, payload = outcome
-    if kind == "ok":
-        done[config.key()] = payload
-    else:
-        summary.errors.append((config, payload[1]))
-
-
+# ---------------------------------------------------------------------------- Dask
 def _run_dask(
     store: RunStore,
     todo: Sequence[RunConfig],
@@ -1071,39 +1435,102 @@ def _run_dask(
     stale_after: float,
     *,
     plugins: Sequence[str] = (),
+    chunk_seconds: float = DASK_CHUNK_SECONDS,
+    blas_threads: int | None = 1,
 ) -> None:
-    _check_file_store(store.path)
+    """Runs as chains of Dask tasks (:func:`_run_chunk`); this process stores what they return.
+
+    Every run is claimed in the name of this process and its first chunk submitted; each
+    returned chunk is stored in one transaction and the next one submitted from what is
+    stored, with a higher priority than first chunks. A task whose workers died too often
+    (``KilledWorker``) or that the scheduler cancelled leaves its run interrupted; when this
+    process is interrupted, the pending tasks are cancelled and their runs recorded as
+    interrupted.
+    """
     try:
-        from dask.distributed import Client
+        from dask.distributed import Client, as_completed
     except ImportError as exc:
         raise ImportError(
             "running on a Dask cluster needs dask.distributed: pip install 'hdbo[dask]'"
         ) from exc
     if not todo:
         return
-    path = os.path.abspath(store.path)
+    me = RunOwner.current()
+    jobs: dict[Any, _Job] = {}  # future -> the run it executes a chunk of
+
+    def submit(client: Any, job: _Job, *, first: bool) -> Any:
+        resume = _resume_point(store, job.run_id)
+        return client.submit(
+            _run_chunk, job.config.to_dict(), resume, tuple(plugins), chunk_seconds, blas_threads,
+            key=f"hdbo-run-{job.run_id}-from-{resume['n_done']}-{uuid.uuid4().hex}",
+            priority=0 if first else 1,
+        )
+
     with Client(address) as client:
-        futures = {
-            client.submit(_run_in_worker, path, c.to_dict(), stale_after, plugins, pure=False): c for c in todo
-        }
-        pending = set(futures)
-        while pending:
-            finished = {f for f in pending if f.done()}
-            if not finished:
-                time.sleep(_POLL_SECONDS)
-                tracker.poll(store)
-                continue
-            pending -= finished
-            tracker.poll(store)
-            for fut in finished:
-                config = futures[fut]
-                try:
-                    _collect(config, fut.result(), done, summary)
-                except Exception as exc:  # the task itself died
-                    if any(cls.__name__ == "KilledWorker" for cls in type(exc).__mro__):  # its workers died
-                        reason = "the Dask workers executing it died (KilledWorker)"
-                        text = _record_interrupted(store, run_ids[config.key()], config, reason)
-                        summary.interrupted.append((config, text))
-                    else:
-                        summary.errors.append((config, _describe(exc)))
-                tracker.end(run_ids[config.key()])
+        try:
+            pending = as_completed()
+            for config in todo:
+                claimed = _claim_job(store, config, run_ids[config.key()], me, stale_after)
+                if isinstance(claimed, RunResult):  # finished or running elsewhere meanwhile
+                    done[config.key()] = claimed
+                    tracker.end(claimed.run_id)
+                    continue
+                future = submit(client, claimed, first=True)
+                jobs[future] = claimed
+                pending.add(future)
+            for future in pending:
+                job = jobs[future]
+                if _settle_chunk(store, future, job, done, summary, tracker):
+                    tracker.end(job.run_id)
+                else:
+                    following = submit(client, job, first=False)
+                    jobs[following] = job
+                    pending.add(following)
+                del jobs[future]
+        except BaseException:
+            for future, job in jobs.items():
+                future.cancel()
+                try:  # a no-op for a run that is already settled
+                    _record_interrupted(store, job.run_id, job.config, "stopped with hdbo", owner=job.owner)
+                except Exception:  # best effort: the run stays resumable anyway
+                    pass
+            raise
+
+
+def _settle_chunk(
+    store: RunStore,
+    future: Any,
+    job: _Job,
+    done: dict[tuple[Any, ...], RunResult],
+    summary: RunSummary,
+    tracker: _EvaluationProgress,
+) -> bool:
+    """Store a finished chunk of ``job``; whether the run is over (finished, failed, interrupted)."""
+    try:
+        outcome = future.result()
+    except Exception as exc:  # the task itself did not complete
+        names = {cls.__name__ for cls in type(exc).__mro__}
+        if "KilledWorker" in names:  # its workers kept dying
+            reason = "the Dask workers executing it died (KilledWorker)"
+        elif "CancelledError" in names:
+            reason = f"its Dask task was cancelled ({_describe(exc)})"
+        else:
+            text = _describe(exc)
+            if isinstance(exc, ImportError):
+                text += " (on a Dask worker: hdbo and the plugins must be installed on every worker)"
+            store.fail_run(job.run_id, f"{text} (after {job.n_stored} of {job.config.budget} evaluations)",
+                           owner=job.owner)
+            summary.errors.append((job.config, text))
+            return True
+        text = _record_interrupted(store, job.run_id, job.config, reason, owner=job.owner)
+        summary.interrupted.append((job.config, text))
+        return True
+    if outcome["evaluations"]:
+        try:
+            job.store(store, outcome["evaluations"], outcome["method_state"], outcome["noise_rng_state"],
+                      outcome["evaluated_seconds"])
+        except ClaimLostError:  # judged stale and taken over: the new owner goes on
+            job.taken_over(store, done)
+            return True
+        tracker.set_done(job.run_id, job.n_stored - job.resumed_from, postfix=tracker.runs_text())
+    return job.end(store, outcome, done, summary)

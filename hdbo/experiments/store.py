@@ -23,8 +23,9 @@ Tables
     message, and the seconds spent in ``ask`` and in the objective.
 
 Writing an evaluation and the method state it produced is one transaction
-(:meth:`RunStore.append_evaluation`), so a process killed at any moment leaves a run whose
-stored state matches its stored history. Values are stored as SQLite REAL (IEEE doubles)
+(:meth:`RunStore.append_evaluation`; :meth:`RunStore.append_evaluations` stores a chunk of
+evaluations and the state after the last one), so a process killed at any moment leaves a
+run whose stored state matches its stored history. Values are stored as SQLite REAL (IEEE doubles)
 and JSON written with ``repr`` floats, so they round-trip exactly. Nothing is pickled.
 
 Claims
@@ -1132,8 +1133,64 @@ class RunStore:
         sqlite3.IntegrityError
             If evaluation ``t`` of this run already exists; nothing is written.
         """
-        ev = evaluation
-        x = [float(v) for v in np.asarray(ev.x, dtype=float).reshape(-1)]
+        self.append_evaluations(
+            run_id, [evaluation], method_state=method_state, noise_rng_state=noise_rng_state,
+            wall_seconds=wall_seconds, owner=owner,
+        )
+
+    def append_evaluations(
+        self,
+        run_id: int,
+        evaluations: Sequence[Evaluation],
+        *,
+        method_state: dict[str, Any],
+        noise_rng_state: dict[str, Any] | None,
+        wall_seconds: float,
+        owner: RunOwner | None = None,
+    ) -> None:
+        """Append consecutive evaluations and the method state after the last, in one transaction.
+
+        Used by the experiment runner's driver to store a chunk of evaluations computed by a
+        Dask task: either all of them and the state they lead to are stored, or nothing.
+
+        Parameters
+        ----------
+        run_id : int
+            The run.
+        evaluations : sequence of Evaluation
+            The evaluations, in order (``t`` increasing); each ``x`` has shape (D,). An empty
+            sequence stores only the state.
+        method_state : dict
+            ``Method.state_dict(include_history=False)`` after telling the last evaluation.
+        noise_rng_state : dict or None
+            State of the observation-noise generator after the last evaluation.
+        wall_seconds : float
+            Wall time of the run so far, over all sessions.
+        owner : RunOwner, optional
+            As in :meth:`append_evaluation`.
+
+        Raises
+        ------
+        ClaimLostError
+            ``owner`` no longer owns the run; nothing is written.
+        sqlite3.IntegrityError
+            If one of the evaluations' ``t`` already exists for this run; nothing is written.
+        """
+        rows = []
+        for ev in evaluations:
+            x = [float(v) for v in np.asarray(ev.x, dtype=float).reshape(-1)]
+            rows.append((
+                int(run_id),
+                int(ev.t),
+                json.dumps(x),
+                None if ev.failed else _opt_float(ev.y),
+                _opt_float(ev.f),
+                _opt_float(ev.regret),
+                int(bool(ev.failed)),
+                ev.error,
+                float(ev.ask_seconds),
+                float(ev.eval_seconds),
+            ))
         state_json = json.dumps(to_jsonable(method_state))
         noise_json = None if noise_rng_state is None else canonical_json(noise_rng_state)
         with self._write() as c:
@@ -1145,21 +1202,10 @@ class RunStore:
                 )
                 if cur.rowcount != 1:
                     raise ClaimLostError(f"run {run_id} is no longer owned by {owner} (taken over or finished)")
-            c.execute(
+            c.executemany(
                 "INSERT INTO evaluations (run_id, t, x, y, f, regret, failed, error, ask_seconds, eval_seconds) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    int(run_id),
-                    int(ev.t),
-                    json.dumps(x),
-                    None if ev.failed else _opt_float(ev.y),
-                    _opt_float(ev.f),
-                    _opt_float(ev.regret),
-                    int(bool(ev.failed)),
-                    ev.error,
-                    float(ev.ask_seconds),
-                    float(ev.eval_seconds),
-                ),
+                rows,
             )
             c.execute(
                 "UPDATE runs SET method_state = ?, noise_rng_state = ?, wall_seconds = ? WHERE id = ?",

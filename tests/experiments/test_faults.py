@@ -280,44 +280,56 @@ def test_worker_thread_ends_an_orphaned_worker_without_prctl(tmp_path):
 
 # ---------------------------------------------------------------------------- Dask: a lost worker
 def test_lost_dask_worker_records_the_run_as_interrupted(tmp_path):
-    """On a LocalCluster (no rescheduling: allowed-failures 0) a run whose worker process is
-    killed ends as interrupted with its evaluations kept; the other run finishes."""
+    """On a LocalCluster with no rescheduling (allowed-failures 0), a run whose Dask worker is
+    killed mid-run ends as interrupted, keeping the evaluations the driver had stored; the
+    other run finishes, and the next call resumes the interrupted one to the clean trace."""
     dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("dask.distributed")
     path = tmp_path / "dask.db"
-    configs = [RunConfig(experiment="dask", problem="branin", method="gp-ucb", seed=s, budget=BUDGET,
-                         problem_params={"noise_std": 0.05}) for s in (0, 1)]
+    # toy-slow sleeps 0.15 s per evaluation: a chunk seen running is still running when killed
+    configs = [RunConfig(experiment="dask", problem="toy-slow", method="gp-ucb", seed=s, budget=10,
+                         problem_params={"dim": 2, "delay": 0.15}, method_params={"n_init": 4, "acq_budget": 150})
+               for s in (0, 1)]
     killed: list[int] = []
     stop = threading.Event()
 
-    def kill_seed_0() -> None:
-        sql = ("SELECT r.owner_pid FROM runs r JOIN evaluations e ON e.run_id = r.id "
-               "WHERE r.status = 'running' AND r.seed = 0 GROUP BY r.id HAVING COUNT(e.t) >= 3")
+    def kill_seed_0(client) -> None:
+        pids = client.run(os.getpid)  # worker address -> process id
+        sql = ("SELECT r.id FROM runs r JOIN evaluations e ON e.run_id = r.id "
+               "WHERE r.seed = 0 GROUP BY r.id HAVING COUNT(e.t) >= 3")
         while not stop.is_set():
             rows = _query(path, sql)
-            if rows:
-                os.kill(rows[0][0], signal.SIGKILL)
-                killed.append(rows[0][0])
-                return
-            time.sleep(0.002)
+            if rows:  # the worker executing a chunk of seed 0's run, and nothing else
+                prefix = f"hdbo-run-{rows[0][0]}-from-"
+                for address, keys in client.processing().items():
+                    if keys and all(str(k).startswith(prefix) for k in keys):
+                        os.kill(pids[address], signal.SIGKILL)
+                        killed.append(pids[address])
+                        return
+            time.sleep(0.005)
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
-        thread = threading.Thread(target=kill_seed_0, daemon=True)
+    ) as cluster, distributed.Client(cluster) as client:
+        thread = threading.Thread(target=kill_seed_0, args=(client,), daemon=True)
         thread.start()
         try:
-            summary = run_many(path, configs, dask_address=cluster.scheduler_address, progress=False)
+            summary = run_many(path, configs, dask_address=cluster.scheduler_address, progress=False,
+                               dask_chunk_seconds=0.0)
         finally:
             stop.set()
-            thread.join()
+            thread.join(TIMEOUT)
     assert len(killed) == 1
     assert summary.n_finished == 1 and summary.n_failed == 0 and summary.n_interrupted == 1
     (config, text), = summary.interrupted
     assert config.seed == 0 and text.startswith("interrupted: the Dask workers executing it died (KilledWorker)")
     with RunStore(path) as store:
         rec = store.find_run(configs[0])
-        assert rec.status == "failed" and rec.error == text and 3 <= rec.n_evaluations < BUDGET
+        assert rec.status == "failed" and rec.error == text and rec.owner is None
+        assert 3 <= rec.n_evaluations < configs[0].budget
+        assert store.find_run(configs[1]).status == "finished"
         resumed = run_many(store, configs, progress=False)  # the same call resumes it (here serially)
         assert resumed.n_finished == 1 and resumed.n_skipped == 1
         assert resumed.results[0].resumed_from == rec.n_evaluations
+    run_many(tmp_path / "clean.db", configs, progress=False)
+    assert _traces(path) == _traces(tmp_path / "clean.db")

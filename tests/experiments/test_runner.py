@@ -238,10 +238,30 @@ def test_two_workers_equal_one_worker(tmp_path):
 def test_run_many_argument_checks(tmp_path):
     with pytest.raises(ValueError, match="workers must be an int >= 1"):
         run_many(tmp_path / "x.db", [], workers=0)
-    with pytest.raises(ValueError, match="in-memory store"):
-        run_many(":memory:", [make_config(seed=0), make_config(seed=1)], workers=2, progress=False)
+    for bad in (-1.0, float("nan"), "5", True):
+        with pytest.raises(ValueError, match="dask_chunk_seconds must be a number >= 0"):
+            run_many(tmp_path / "x.db", [], dask_chunk_seconds=bad)
     with pytest.raises(TypeError, match="RunConfig"):
         run_many(tmp_path / "x.db", [{"seed": 0}])
+
+
+def test_workers_send_evaluations_to_an_in_memory_store(tmp_path):
+    """Only the driver writes: worker processes run into a store they could not even open."""
+    configs = [make_config(seed=s, budget=5, problem=FLAKY) for s in range(3)]
+    with RunStore(":memory:") as memory:
+        summary = run_many(memory, configs, workers=2, progress=False)
+        assert summary.n_finished == 3 and summary.n_failed == 0
+        run_many(tmp_path / "serial.db", configs, progress=False)
+        with RunStore(tmp_path / "serial.db") as serial:
+            for cfg in configs:
+                rec = memory.find_run(cfg)
+                assert rec.status == "finished" and rec.owner is None and rec.wall_seconds > 0
+                assert rec.method_state == serial.find_run(cfg).method_state
+                a, b = _trace(memory, cfg), _trace(serial, cfg)
+                assert_array_equal(a.X, b.X)
+                assert_array_equal(a.y, b.y)
+                assert_array_equal(a.failed, b.failed)
+                assert a.errors == b.errors
 
 
 class _FakeTTY(io.StringIO):
@@ -299,7 +319,7 @@ def test_progress_on_a_terminal_without_tqdm(tmp_path, monkeypatch, no_tqdm):
     assert quiet.getvalue() == ""
 
 
-def test_progress_with_two_workers_polls_the_store(tmp_path, monkeypatch, no_tqdm):
+def test_progress_with_two_workers(tmp_path, monkeypatch, no_tqdm):
     log = io.StringIO()
     monkeypatch.setattr(sys, "stderr", log)
     configs = [make_config(seed=s, budget=4, problem=SLOW, problem_params={"dim": 2, "delay": 0.02})
