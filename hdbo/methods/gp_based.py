@@ -28,7 +28,7 @@ from ..space import Box
 from ._state import internal_field, internal_int, state_float, state_int, state_mapping
 from .base import Method
 
-__all__ = ["GPMethod", "PAPER_SETTINGS"]
+__all__ = ["GPMethod", "PAPER_SETTINGS", "hyperparameter_dict"]
 
 _NOISE_BOUNDS = (1e-8, 1.0)
 #: The noise floor with the dimension-scaled prior (standardized output units).
@@ -424,12 +424,48 @@ class GPMethod(Method):
         -------
         dict
             ``{"hyperparameters": {name: value}}`` with the kernel's hyperparameters and
-            ``noise_variance`` in natural (not log) units; empty before the first model fit.
+            ``noise_variance`` in natural (not log) units, a vector hyperparameter (the D
+            length-scales of an ARD kernel) as one list under its name (``"lengthscale"``),
+            so it can be plotted and stored as it is; empty before the first model fit.
         """
         if self.gp_ is None:
             return {}
         names = self.gp_.kernel.hyperparameter_names + ["noise_variance"]
-        return {"hyperparameters": dict(zip(names, np.exp(self.gp_.theta).tolist()))}
+        return {"hyperparameters": hyperparameter_dict(names, np.exp(self.gp_.theta))}
+
+
+def hyperparameter_dict(names: list[str], values: ArrayLike) -> dict[str, Any]:
+    """Hyperparameters by name, the entries ``NAME_0, NAME_1, ...`` of a vector gathered in one list.
+
+    Parameters
+    ----------
+    names : list of str
+        One name per value, as :attr:`hdbo.gp.Kernel.hyperparameter_names` gives them.
+    values : array_like of shape (len(names),)
+        The values.
+
+    Returns
+    -------
+    dict
+        ``{"variance": 1.2, "lengthscale": [0.3, 0.8, ...], "noise_variance": 1e-4}``: a
+        float per scalar hyperparameter, a list (in index order) per vector one.
+
+    Examples
+    --------
+    >>> hyperparameter_dict(["variance", "lengthscale_0", "lengthscale_1"], [1.0, 0.5, 2.0])
+    {'variance': 1.0, 'lengthscale': [0.5, 2.0]}
+    """
+    out: dict[str, Any] = {}
+    vectors: dict[str, dict[int, float]] = {}
+    for name, value in zip(names, np.asarray(values, dtype=float).tolist()):
+        stem, _, index = name.rpartition("_")
+        if stem and index.isdigit():
+            vectors.setdefault(stem, {})[int(index)] = value
+        else:
+            out[name] = value
+    for stem, entries in vectors.items():
+        out[stem] = [entries[i] for i in sorted(entries)]
+    return out
 
 
 def _checked_gp_state(gp: Any, n_data: int) -> dict[str, Any]:
