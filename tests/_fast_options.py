@@ -99,7 +99,7 @@ RUNNER_OPTIONS: dict[str, dict] = {
 
 
 REQUIRED_OPTIONS: dict[str, dict] = {
-    "cws": {"n_select": 2, "rounds": 1},
+    # exact-subspace-ucb is an oracle baseline: it is told the true subspace by definition
     "exact-subspace-ucb": {"subspace": [[1.0, 0.0, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0]]},
 }
 

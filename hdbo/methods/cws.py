@@ -22,8 +22,10 @@ budget is smaller than one round, when it runs out. The selection is then the to
 coordinates sampled so far). In clairvoyant mode a run whose budget runs out before the top
 ``n_select`` equal the truth has ``recovered = False`` (the paper's failed run). A failed
 evaluation drops the pair in progress; the coordinate is sampled again. ``n_select``
-defaults to the size of the true active set when the problem provides it; without it (and
-without ``rounds``) the constructor raises ``ValueError``.
+defaults to the size of the true active set when the problem provides it. On a plain
+objective (no ``structure["active_dims"]``) the defaults are ``n_select = ceil(sqrt(D))`` and
+rounds until the selection budget is spent (see :class:`CWS`); the reproductions keep the
+clairvoyant settings.
 
 Evaluations its structure learning needs (:meth:`CWS.structure_evaluations`): one round costs
 ``2 D`` evaluations (200 at D = 100, 600 at D = 300), and a selection needs several rounds,
@@ -52,6 +54,7 @@ high-dimensional Gaussian processes. ICML 2012, Section 5.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -77,10 +80,17 @@ class CWS(SelectThenOptimize):
     bounds : Box or array_like of shape (D, 2)
         Search box (the method works on ``[-1, 1]^D``).
     n_select : int, optional
-        Number of coordinates to keep (default: the size of ``structure["active_dims"]``).
+        Number of coordinates to keep. Default: the size of ``structure["active_dims"]``
+        (the papers' setting), and on a problem that does not give it (a plain objective)
+        ``ceil(sqrt(D))`` (10 at D = 100), a number of coordinates a GP can be fitted on from
+        the few dozen evaluations of the optimization phase; give it when you know how many
+        variables matter.
     rounds : int, optional
-        Samples (finite differences) per coordinate; None stops clairvoyantly (needs
-        ``structure["active_dims"]``).
+        Samples (finite differences) per coordinate. None: with ``structure["active_dims"]``,
+        stop clairvoyantly (the papers' setting, module docstring); on a plain objective, take
+        rounds while the selection budget pays for one (``selection_budget``, by default half
+        the budget: ``floor(budget / (4 D))`` rounds, and if that is 0, the part of a round
+        the budget pays for, ranked by what was sampled).
     **kwargs
         :class:`~hdbo.methods.hds.SelectThenOptimize` options (``bandwidth`` sets
         ``delta = 3 b``; ``selection_budget``, ``optimize``, ``beta``, ...).
@@ -88,8 +98,7 @@ class CWS(SelectThenOptimize):
     Raises
     ------
     ValueError
-        If ``n_select`` or ``rounds=None`` needs the true active set and the problem does
-        not give it, or ``n_select > D``.
+        If ``n_select > D`` or a count is below 1.
     TypeError
         If ``n_select``/``rounds`` is not an int.
 
@@ -127,11 +136,6 @@ class CWS(SelectThenOptimize):
         super().__init__(bounds, **kwargs)
         self.n_select = check_int(n_select, "n_select", low=1, high=self.dim, allow_none=True)
         self.rounds = check_int(rounds, "rounds", low=1, allow_none=True, high=MAX_COUNT)
-        if self.n_select is None and self.true_active_ is None:
-            raise ValueError("n_select is required when the problem's structure has no 'active_dims'")
-        if self.rounds is None and self.true_active_ is None:
-            raise ValueError("rounds=None (clairvoyant stopping) needs the problem's structure['active_dims']; "
-                             "give rounds")
         self.delta = min(3.0 * self.bandwidth, 2.0)
         self.background_ = self.rng.uniform(-1.0, 1.0, self.dim)
         self.sum_sq_ = np.zeros(self.dim)  # sum over rounds of dy^2, per coordinate
@@ -192,8 +196,12 @@ class CWS(SelectThenOptimize):
 
     @property
     def k(self) -> int:
-        """Number of coordinates kept."""
-        return self.n_select if self.n_select is not None else len(self.true_active_ or [])
+        """Number of coordinates kept: ``n_select``, else the true active set's size, else ``ceil(sqrt(D))``."""
+        if self.n_select is not None:
+            return self.n_select
+        if self.true_active_ is not None:
+            return len(self.true_active_)
+        return min(self.dim, math.ceil(math.sqrt(self.dim)))
 
     def _point(self, i: int, z: float) -> NDArray[np.float64]:
         x = self.background_.copy()
@@ -273,8 +281,9 @@ class CWS(SelectThenOptimize):
                     self.top_ = self._rank()
                     if self.rounds is not None:
                         self._stopped = self.rounds_done_ >= self.rounds
-                    else:
+                    elif self.true_active_ is not None:  # clairvoyant (the paper's setting)
                         self._stopped = self.top_ == self.true_active_
+                    # else: rounds until the selection budget is spent (below)
                     # Stop when the budget cannot pay for another full round.
                     if self.selection_limit - self.selection_evaluations_ - len(self._orphans) < 2 * self.dim:
                         self._stopped = True

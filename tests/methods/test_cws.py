@@ -84,11 +84,26 @@ def test_budget_smaller_than_a_round_and_failed_evaluations():
     assert info["selection_iterations"] == 3 and m.selected_ == [0, 2]
 
 
+def test_plain_objective_defaults():
+    """No structure: ceil(sqrt(D)) coordinates, rounds while half the budget pays for one."""
+    m = make_method("cws", [(-1, 1)] * 9, seed=0, budget=80)
+    assert m.k == 3 and m.n_select is None and m.rounds is None
+    f = lambda x: float(-(x[4] - 0.2) ** 2 - 3 * (x[7] + 0.1) ** 2 + 0.01 * x[0])  # noqa: E731
+    while m.selecting:
+        x = m.ask()
+        m.tell(x, f(x))
+    info = m.diagnostics()
+    # selection budget 40 = 2 rounds of 2 D = 18 evaluations; a third does not fit
+    assert info["selection_rounds"] == 2 and info["selection_evaluations"] == 36
+    assert {4, 7} <= set(m.selected_) and len(m.selected_) == 3
+    m2 = make_method("cws", [(-1, 1)] * 30, seed=0, budget=40)  # less than one round (60)
+    while m2.selecting:
+        x = m2.ask()
+        m2.tell(x, float(x[3]))
+    assert m2.diagnostics()["selection_evaluations"] == 20 and len(m2.selected_) == 6
+
+
 def test_arguments():
-    with pytest.raises(ValueError, match="n_select is required"):
-        make_method("cws", [(-1, 1)] * 4, rounds=2)
-    with pytest.raises(ValueError, match="rounds=None"):
-        make_method("cws", [(-1, 1)] * 4, n_select=1)
     with pytest.raises(ValueError, match="n_select"):
         make_method("cws", [(-1, 1)] * 4, n_select=5, rounds=1)
     with pytest.raises(TypeError, match="rounds"):
