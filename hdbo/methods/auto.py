@@ -266,9 +266,11 @@ class Auto(GPMethod):
         if _ARMS[arm] == "ucb":
             ucb = UCB(gp, float(self._ucb_beta_fn(self.iteration)))
             return self._maximize(ucb, ucb.value_and_grad)
-        X = self.X_obs
+        # Incumbents from the GP's own data: with points pending, the conditioned GP holds them
+        # at their believed means (Kriging believer), so the incumbent accounts for them too.
+        X = gp.X_
         if self.incumbent == "observed" or not X.shape[0]:
-            best = float(np.max(self.y_obs))
+            best = float(np.max(gp.y_))
         else:
             best = float(np.max(gp.predict(X)[0]))
         acq = LogEI(gp, best, xi=self.xi)

@@ -275,6 +275,27 @@ class Method(ABC):
         single = n is None
         k = 1 if single else check_int(n, "n", low=1, high=MAX_COUNT)
         out: list[NDArray[np.float64]] = []
+        try:
+            self._ask_into(k, out)
+        except BaseException:
+            # an error (or Ctrl-C) mid-batch: the points of this call never reached the caller
+            for x in out:
+                u = self.to_canonical(x)
+                if self._drop_pending(u):
+                    self._on_cancel(u)
+            raise
+        if single:
+            if not out:
+                if not self._asked:
+                    raise RuntimeError(f"{type(self).__name__}._ask proposed no point with none pending")
+                raise PendingError(
+                    f"{self.name}: cannot propose another point before the value(s) of its {self.n_pending} pending "
+                    "point(s) are told; tell them (or cancel them), or call ask(n), which returns fewer points")
+            return out[0]
+        return np.array(out, dtype=float).reshape(-1, self.dim)
+
+    def _ask_into(self, k: int, out: list[NDArray[np.float64]]) -> None:
+        """Propose up to ``k`` points, appending each (user units, pending) to ``out``."""
         for _ in range(k):
             u = self._ask()
             if u is None:
@@ -290,15 +311,8 @@ class Method(ABC):
                 u = self.space.sample(1, self.rng)[0]
             x = self.from_canonical(u)
             self._asked.append(x)
-            self._on_asked(self.to_canonical(x))
             out.append(x.copy())
-        if single:
-            if not out:
-                raise PendingError(
-                    f"{self.name}: cannot propose another point before the value(s) of its {self.n_pending} pending "
-                    "point(s) are told; tell them (or cancel them), or call ask(n), which returns fewer points")
-            return out[0]
-        return np.array(out, dtype=float).reshape(-1, self.dim)
+            self._on_asked(self.to_canonical(x))
 
     def tell(self, x: ArrayLike, y: float | None | ArrayLike) -> None:
         """Record the value ``y`` observed at ``x``, or a batch of values.
@@ -348,7 +362,10 @@ class Method(ABC):
         """Stop treating pending points as out, without recording an evaluation.
 
         Use it for evaluations that were abandoned and will never be told (telling a
-        failure instead, ``tell(x, None)``, records it and counts it against a budget).
+        failure instead, ``tell(x, None)``, records it and counts it against a budget). A
+        method forgets what it kept about a cancelled proposal: told later after all, the
+        point is recorded like any point it did not ask for (e.g. REMBO then models it only
+        if its embedding reproduces it).
 
         Parameters
         ----------

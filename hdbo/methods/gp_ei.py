@@ -51,5 +51,8 @@ class GPEI(GPMethod):
         self._check_maximizer_dim(self.dim)
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
-        acq = EI(gp, float(np.max(self.y_obs)), xi=self.xi)
+        # The incumbent of the GP's own data: with points pending (a batch) the conditioned GP
+        # holds them at their believed means (the Kriging believer), which raise the incumbent
+        # where they exceed the best value, so EI there drops to zero; otherwise max(y_obs).
+        acq = EI(gp, float(np.max(gp.y_)), xi=self.xi)
         return self._maximize(acq, acq.value_and_grad)

@@ -272,6 +272,7 @@ class SIBO(SubspaceUCB):
         # evaluations (-1: none left), and the (canonical point, slot) of each pending design query
         self._slots: list[int] = []
         self._reserved: list[tuple[Array, int]] = []
+        self._slot_proposed: int | None = None  # the slot of the proposal _ask just made
         self._slot_told: NDArray[np.bool_] | None = None  # cache: the slots in _slots (None: rebuild)
         self.subspace_: Array | None = None
         self.estimate_info_: dict[str, Any] = {}
@@ -497,10 +498,17 @@ class SIBO(SubspaceUCB):
                 warnings.warn(f"{self.name}: Phase-1 design point {slot // self.n_rep} already failed once; "
                               "proposing a random point for its repetition instead", RuntimeWarning, stacklevel=3)
                 u = self.space.sample(1, self.rng)[0]
-            self._reserved.append((u.copy(), slot))
+            self._slot_proposed = slot  # reserved for the point ask returns (_on_asked)
             return u
         self._projection()
         return super()._ask()
+
+    def _on_asked(self, u: Array) -> None:
+        # the slot follows the point actually handed out (the base class may have replaced the
+        # proposal by a random point, e.g. a design point that a foreign tell already failed)
+        if self._slot_proposed is not None:
+            self._reserved.append((u.copy(), self._slot_proposed))
+            self._slot_proposed = None
 
     # ------------------------------------------------------------------ state
     def _get_internal_state(self) -> dict[str, Any]:
