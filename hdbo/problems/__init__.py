@@ -38,6 +38,8 @@ from .suite import (  # also registers them (the issue-18 comparison suite; suit
     suite_styblinski_tang,
     suite_svm,
 )
+from .science_tasks import cascade_thresholds, galaxy_likelihood  # also registers them (issue 22: SDSS and VJ substitutes; cascade needs scikit-learn)
+from .ml_tasks import nn_weights, ramp_loss  # also registers them (issue 22: the MS-UCB paper's MNIST network and Gisette ramp loss, substitutes; need scikit-learn)
 
 __all__ = [
     "Problem",
@@ -77,4 +79,8 @@ __all__ = [
     "suite_branin_rotated",
     "suite_svm",
     "suite_halfcheetah",
+    "galaxy_likelihood",
+    "cascade_thresholds",
+    "nn_weights",
+    "ramp_loss",
 ]

@@ -44,7 +44,7 @@ from .additive import _centres, _mixture_logits, _trimodal_values, _variance
 from .base import Problem
 from .registry import register_problem
 
-__all__ = ["projected_trimodal"]
+__all__ = ["projected_trimodal", "identity_plus_uniform"]
 
 _MAX_COMBOS = 729  # 3^6: beyond, only the all-same and one-group-different combinations
 
@@ -62,6 +62,38 @@ def _combos(M: int) -> list[tuple[int, ...]]:
                     c[i] = k2
                     out.append(tuple(c))
     return out
+
+
+def identity_plus_uniform(dim: int, half_width: float, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Li et al.'s mixing matrix ``A = I + S`` with ``S_kl ~ U(-half_width, half_width)`` iid.
+
+    Shared by :func:`projected_trimodal` (synthetic projected-additive functions, Li et al.
+    2016 §5.1) and :func:`hdbo.problems.science_tasks.galaxy_likelihood` (the SDSS task of
+    §5.2, where ``S ~ U(-0.1, 0.1)``), so both draw their perturbation the same way.
+
+    Parameters
+    ----------
+    dim : int
+        Size D of the square matrix.
+    half_width : float
+        Half-width ``s >= 0`` of the uniform entries of ``S``.
+    rng : numpy.random.Generator
+        Draws ``S`` as ``rng.uniform(-s, s, (D, D))`` (one call, row-major).
+
+    Returns
+    -------
+    ndarray of shape (D, D)
+        ``A = I + S``.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is numerically singular (condition number above 1e12).
+    """
+    A = np.eye(dim) + rng.uniform(-half_width, half_width, (dim, dim))
+    if np.linalg.cond(A) > 1e12:
+        raise ValueError("A = I + S is singular for this seed and s; use another seed or a smaller s")
+    return A
 
 
 def projected_trimodal(
@@ -128,9 +160,7 @@ def projected_trimodal(
     M = D // dp
     half = min(0.25, 12.5 / D) if s is None else check_real(s, "s", low=0)
     rng = as_generator(seed)
-    A = np.eye(D) + rng.uniform(-half, half, (D, D))
-    if np.linalg.cond(A) > 1e12:
-        raise ValueError("A = I + S is singular for this seed and s; use another seed or a smaller s")
+    A = identity_plus_uniform(D, half, rng)
     V = (_centres(dp) + 1.0) / 2.0  # (3, d'), on [0, 1]
     h = _variance(dp)
 
