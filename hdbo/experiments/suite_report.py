@@ -92,6 +92,9 @@ __all__ = ["TIE_RTOL", "rank_medians", "write_suite_report"]
 TIE_RTOL = 1e-12
 #: Label prefix of hdbo's default method in the suite's specs.
 AUTO_PREFIX = "hdbo auto"
+#: The registered name of hdbo run through :class:`hdbo.integrations.optuna.HDBOSampler`
+#: (``hdbo.integrations.optuna_plugin``); the overview gets a column for it when it has runs.
+THROUGH_OPTUNA = "hdbo-optuna"
 #: The spec set the suite's runs come from (``experiments/highdim/``).
 SPEC_SET = "highdim"
 #: The cell the report's reproduction command names when the data has it.
@@ -375,6 +378,8 @@ def _reproduce_line(cells: list[_Cell]) -> str:
 
 
 def _overview_lines(cells: list[_Cell]) -> list[str]:
+    # hdbo's default run through its Optuna sampler (issue 24), a column once any cell has it
+    through = any(c.find(lambda m: m.method == THROUGH_OPTUNA) for c in cells)
     lines = [
         "## Overview",
         "",
@@ -386,19 +391,21 @@ def _overview_lines(cells: list[_Cell]) -> list[str]:
         "ties share a rank. The per-problem tables also give each method's median over all its runs.",
         "",
         "| budget | problem | methods | instances compared | best median (method) | best median | hdbo auto: rank "
-        "| hdbo auto: median | random search: median |",
-        "|---:|---|---:|---|---|---:|---:|---:|---:|",
+        "| hdbo auto: median | random search: median |" + (" hdbo through Optuna: median |" if through else ""),
+        "|---:|---|---:|---|---|---:|---:|---:|---:|" + ("---:|" if through else ""),
     ]
     for c in cells:
         ranked = [m for m in c.methods if m.rank is not None]
         top = [m for m in ranked if m.rank == 1]
         auto = c.find(lambda m: m.is_auto)
         rnd = c.find(lambda m: m.method == "random")
+        opt = c.find(lambda m: m.method == THROUGH_OPTUNA)
         auto_rank = "—" if auto is None or auto.rank is None else f"{auto.rank} of {len(ranked)}"
         lines.append(
             f"| {c.budget} | {_cell(c.problem_label)} | {len(c.methods)} | {_instances(c.common)} "
             f"| {_cell(' = '.join(m.label for m in top)) or '—'} | {_num(top[0].median) if top else '—'} "
             f"| {auto_rank} | {_num(auto.median) if auto else '—'} | {_num(rnd.median) if rnd else '—'} |"
+            + (f" {_num(opt.median) if opt and opt.rank is not None else '—'} |" if through else "")
         )
     lines += ["", *_auto_lines(cells), *_structure_lines(cells)]
     return lines

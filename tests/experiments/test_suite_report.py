@@ -421,3 +421,14 @@ def _structure_rows(md: str) -> list[dict[str, str]]:
     lines = md.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("| structure | method |"))
     return _table("\n".join(lines[head - 1:]), lines[head - 1])
+
+
+def test_overview_gains_a_column_for_hdbo_through_optuna_when_it_ran(tmp_path):
+    s = _write_summary(tmp_path / "s.csv.gz", _runs("P", {("auto", AUTO): 5.0, ("random", "Random"): 6.0,
+                                                          ("hdbo-optuna", "hdbo through Optuna"): 4.5}))
+    md = write_suite_report([s], tmp_path / "r.md").read_text()
+    row = _table(md, "## Overview")[0]
+    assert (row["hdbo auto: median"], row["hdbo through Optuna: median"]) == ("5", "4.5")
+    s2 = _write_summary(tmp_path / "s2.csv.gz", _runs("P", {("auto", AUTO): 5.0, ("random", "Random"): 6.0}))
+    md2 = write_suite_report([s2], tmp_path / "r2.md").read_text()
+    assert "hdbo through Optuna" not in md2
