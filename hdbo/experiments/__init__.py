@@ -8,7 +8,8 @@
             scales, paper values and :class:`Claim` s.
 ``plugins`` :func:`load_plugins`: import the user's modules that register problems and methods
             (specs and command lines name registered ones only, never ``module:attr``).
-``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that cannot fit.
+``resources`` :func:`estimate_run_memory` / :func:`check_memory`: refuse runs that
+            cannot fit.
 ``summary`` :func:`export_summary`: a point-free ``.csv.gz`` of a store, small enough for git;
             :func:`read_summary` reads one back, :func:`merge_summaries` combines several.
 ``suite_report`` :func:`write_suite_report`: the high-dimensional suite's report

@@ -24,7 +24,7 @@ The practical algorithm (Algorithm 2), as implemented:
   :meth:`diagnostics` counts how often. That is often: the additive UCB sums the groups'
   standard deviations, which stay large at observed points because the data fix only the
   sum of the group functions, and DIRECT samples a fixed lattice, so its best lattice point
-  recurs. At the paper's full scale, Add-* re-queried an earlier point in 123-379 of its 475
+  recurs. At the paper's full scale, ``Add-*`` re-queried an earlier point in 123-379 of its 475
   model-based queries on (10,3,3), (24,6,4) and (40,5,8) (20 runs each), Add-8/Add-12 in
   0-381, Add-3/Add-5 in 0-249, and the one-group GP-UCB in 0-250 on (10,3,3) only.
   At such a point each group's acquisition is at its true maximum, not merely DIRECT's best
@@ -35,7 +35,7 @@ The practical algorithm (Algorithm 2), as implemented:
   paper is silent): the repeated point plus a Gaussian step of standard deviation ``0.1 h``
   (``h`` the current bandwidth) in every coordinate, clipped to the box, redrawn until it
   repeats nothing. The kandasamy2015 specs use it; on (10,3,3) (seeds 0-2, T = 510) it took
-  Add-*'s final simple regret from 4.4 to 2.8 and left GP-UCB's at 0.7.
+  ``Add-*``'s final simple regret from 4.4 to 2.8 and left GP-UCB's at 0.7.
 * Afterwards, each re-learning scores the current decomposition and ``n_decompositions``
   (default D, "O(D)" in the paper) random ones by marginal likelihood at the current scale
   and bandwidth, keeps the best, then re-optimizes the two hyperparameters on it by
@@ -48,7 +48,7 @@ The practical algorithm (Algorithm 2), as implemented:
 * GP noise: fixed at ``noise_variance = 1e-4`` in standardized output units, i.e. a noise std of
   1% of the outputs' standard deviation (the authors' ``0.01 std(y_init)``, SPEC.md P5.A.6-3).
 
-``decomposition="oracle"`` is the paper's Add-*: the true groups from the problem's
+``decomposition="oracle"`` is the paper's ``Add-*``: the true groups from the problem's
 ``structure["groups"]``, with the coordinates no group uses put in one extra group
 (SPEC.md P5.A.6-10). A list of groups fixes a known decomposition.
 
@@ -100,7 +100,7 @@ class AddGPUCB(GPMethod):
     M : int, optional
         Number of groups (default ``ceil(D / d)``).
     decomposition : "learn", "oracle" or list of lists of int, default "learn"
-        Learn the grouping, use the problem's true groups (Add-*), or use the given groups.
+        Learn the grouping, use the problem's true groups (``Add-*``), or use the given groups.
     n_decompositions : int, optional
         Random decompositions scored at each re-learning (default D).
     explore_iters : int, default 25

@@ -71,7 +71,7 @@ class Method(ABC):
         Total number of evaluations the caller plans to make. Methods with phases (SI-BO,
         HDS) use it to split the budget; others ignore it.
     structure : dict, optional
-        Known problem structure (``Problem.structure``). Only oracle methods (Add-*,
+        Known problem structure (``Problem.structure``). Only oracle methods (``Add-*``,
         Exact-UCB) use it for optimization; others may report diagnostics against it.
 
     Attributes

@@ -23,7 +23,7 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
 * Acquisition: ``acq_budget`` evaluations per query (default 500): 80% screen uniform random
   points of ``[-1, 1]^|S|`` in one vectorized call, the rest go to L-BFGS-B runs (analytic
   gradients) from the best ``2 |S|`` of them. SPEC.md P2.A.6 proposes ``10 |S|`` starts; fewer,
-  longer runs were as good on |S| <= 6 and keep a query well under a second.
+  longer runs were as good on ``|S| <= 6`` and keep a query well under a second.
 * Budget sharing: selection gets ``selection_budget`` evaluations (default: half of
   ``budget``, or all of it with ``optimize=False``; 2000, the paper's cap, when the budget is
   unknown); phase 2 starts as soon as the tree search ends or that budget is spent. If nothing

@@ -40,7 +40,7 @@ experimental choice) with ``delta = 0.1``, t counted from the first model-based 
 fixed grid over the ball (k = 1: 1001 points on [-1.1, 1.1]; k = 2: a 101 x 101 grid cut to
 the disk; k = 3: 31^3 cut to the ball; ``grid_points`` overrides the points per axis), or by
 DIRECT on the cube ``[-r, r]^k`` with points radially projected into the ball (k > 3, or
-``maximizer="direct"``). The grid posterior is maintained incrementally (O(t |Z|) per
+``maximizer="direct"``). The grid posterior is maintained incrementally (``O(t |Z|)`` per
 observation between refits).
 
 Batches. A proposal made while points are pending maximizes the UCB of the GP conditioned on
@@ -400,7 +400,7 @@ class SubspaceUCB(GPMethod):
 
     @property
     def n_acquisition_points(self) -> int:
-        """|Z| in beta_t: grid size, or the acquisition budget for DIRECT."""
+        """``|Z|`` in beta_t: grid size, or the acquisition budget for DIRECT."""
         return int(self._grid.shape[0]) if self._grid is not None else self.acquisition_budget
 
     def lift(self, Z: ArrayLike) -> Array:
