@@ -14,7 +14,8 @@ the run and are written on its first row only (empty on the others): ``config`` 
 :func:`config_id` of the run's full identity (problem and method parameters included), so
 ``hdbo reproduce`` can count a run of a committed summary as done exactly when the spec still
 asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
-``Method.diagnostics()`` of a finished run as JSON. Summaries written before these columns
+``Method.diagnostics()`` of a finished run as JSON (its scalar entries: numbers, booleans,
+strings; vectors and nested entries stay in the store). Summaries written before these columns
 existed (15 columns) are still read, with an empty ``config``. To keep the file small:
 
 * the run's identity (``experiment`` to ``status``) is written on its first row only (a run's
@@ -178,11 +179,20 @@ def _g(value: float | None, digits: int) -> str:
 
 
 def _diagnostics_text(stored: str | None) -> str:
-    """The store's diagnostics JSON as compact JSON (empty when there are none)."""
+    """The store's diagnostics as compact JSON, scalar entries only (empty when there are none).
+
+    Reports read only a run's scalar diagnostics (``diag:KEY``, the diagnostics tables);
+    vectors and nested entries (a GP's length-scales, an embedding matrix of about 100 KB per
+    run at D = 5000) stay in the store and are left out here.
+    """
     if not stored:
         return ""
     value = json.loads(stored)
-    return "" if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=True)
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if v is None or isinstance(v, (bool, int, float, str))}
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, allow_nan=True)
 
 
 def _compact(row: tuple, noisy_values: bool = True) -> list[object]:

@@ -219,3 +219,14 @@ def test_noisy_values_can_be_left_out(tmp_path):
     assert np.isnan(run.y).all() and np.isfinite(run.f).all()
     assert merge_summaries([tmp_path / "n.csv.gz"], tmp_path / "m.csv.gz") == 5
     assert np.array_equal(read_summary(tmp_path / "m.csv.gz")[0].f, run.f)
+
+
+def test_summary_diagnostics_keep_scalar_entries_only():
+    """Vectors and nested entries (length-scales, an embedding matrix) stay in the store only."""
+    from hdbo.experiments.summary import _diagnostics_text
+
+    stored = json.dumps({"n": 3, "ok": True, "choice": "ucb", "none": None, "x": 0.5,
+                         "hyperparameters": {"lengthscale": [0.1, 0.2]}, "embedding": {"A": [[1.0] * 50] * 50},
+                         "dims": [1, 2]})
+    assert json.loads(_diagnostics_text(stored)) == {"n": 3, "ok": True, "choice": "ucb", "none": None, "x": 0.5}
+    assert _diagnostics_text(None) == _diagnostics_text("") == _diagnostics_text("null") == ""
