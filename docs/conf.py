@@ -11,15 +11,12 @@ docstrings. The figures of the method pages are committed PNGs made by
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
 sys.path.insert(0, os.path.abspath(".."))
 
 import hdbo  # noqa: E402
-from docutils.nodes import Node  # noqa: E402
-from sphinx.util.logging import get_node_location  # noqa: E402
 
 project = "hdbo"
 author = "the hdbo developers"
@@ -54,31 +51,3 @@ numpydoc_validation_checks: set[str] = set()
 html_theme = "furo"
 html_title = f"hdbo {release}"
 html_static_path: list[str] = []
-
-
-# --- Generated pages ------------------------------------------------------------------------
-# docs/reproductions/ holds pages written by `hdbo reproductions-index` and `hdbo report`, which
-# must not be edited by hand. The index links to the folder `summaries/` and to report sections
-# that exist only once their runs do; GitHub shows such links (a folder listing, the top of the
-# page) but Sphinx cannot resolve them. Until the generator writes links Sphinx resolves, the
-# build lets through exactly these warnings: MyST's missing cross-references on those generated
-# pages. Every other warning, on every page, fails the build (-W).
-class _GeneratedPageLinks(logging.Filter):
-    """Drop MyST ``xref_missing`` warnings located on the generated reproduction pages."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        location = getattr(record, "location", None)
-        if isinstance(location, Node):
-            location = get_node_location(location)
-        elif isinstance(location, tuple):
-            location = location[0]
-        location = str(location or "")
-        generated = os.path.join("docs", "reproductions", "") in location or location.startswith("reproductions/")
-        return not (getattr(record, "type", None) == "myst" and getattr(record, "subtype", None) == "xref_missing" and generated)
-
-
-def setup(app):  # noqa: D103 - Sphinx hook
-    # First in each handler's chain, before Sphinx counts the warning towards -W.
-    for handler in logging.getLogger("sphinx").handlers:
-        handler.filters.insert(0, _GeneratedPageLinks())
-    return {"parallel_read_safe": True}

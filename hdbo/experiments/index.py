@@ -798,7 +798,7 @@ def _sources_lines(pool: _RunPool, label: str) -> list[str]:
     if not pool.sources:
         return lines + [f"No summaries in `{label}/`: every row that needs runs says *not run*."]
     lines += [
-        f"Summaries in [`{label}/`]({label}/) (sha256 prefix; runs in the file; runs matching a current spec, by "
+        f"Summaries in `{label}/` (sha256 prefix; runs in the file; runs matching a current spec, by "
         "spec and scale, a run that both scales ask for counted under both; stale runs, which match no current "
         "spec and are left out):",
         "",
@@ -828,9 +828,14 @@ def _row_line(row: ZRow, cat: str, items: Sequence[_ItemResult], reports: Path |
     for i in items:
         if i.use is None or reports is None:
             continue
-        name = paper if i.use.scale == "quick" else f"{paper}-full"
-        if (reports / f"{name}.md").is_file():
-            links.append(f"[{name}]({name}.md#{_anchor(i.use.experiment)})")
+        # a spec of an extra set (e.g. realworld-...) is reported under its set's name
+        base = next((x for x in EXTRA_SETS if i.use.experiment.startswith(f"{x}-")), paper)
+        name = base if i.use.scale == "quick" else f"{base}-full"
+        page = reports / f"{name}.md"
+        if page.is_file():
+            # link the spec's section only when the report has one (a report of other seeds may not)
+            has = f"\n## {i.use.experiment}\n" in page.read_text(encoding="utf-8")
+            links.append(f"[{name}]({name}.md" + (f"#{_anchor(i.use.experiment)})" if has else ")"))
     return (f"| {row.z} | {_cell(what)} | {_cell(row.reported)} | " + "<br>".join(_cell(o) for o in ours)
             + " | " + "<br>".join(_cell(s) for s in scales) + f" | {_row_verdict(cat, items)} | "
             + ("<br>".join(dict.fromkeys(links)) or "—") + " |")

@@ -238,7 +238,7 @@ def test_page_verdicts_from_full_runs(toy):
     # A: mean 1.05 (paper 1: consistent); B: mean 2.0 (paper 5: ours lower by 60%); A beats B clearly
     _write_summary(toy / "summaries" / "chen2012-full.csv.gz",
                    _runs(spec, "full", {"A": [1.0, 1.1, 1.0, 1.1], "B": [2.0, 2.1, 1.9, 2.0]}))
-    (toy / "chen2012-full.md").write_text("# report\n")
+    (toy / "chen2012-full.md").write_text("# report\n\n## toy-exp\n")  # the spec's section: linked
     out = write_index(toy / "README.md", specs_dir=toy / "experiments")
     text = out.read_text()
     assert "paper 1; ours 1.05 ± 0.029" in _row(text, 1) and "**agrees**: consistent" in _row(text, 1)
@@ -258,6 +258,11 @@ def test_page_verdicts_from_full_runs(toy):
     assert "`chen2012-full.csv.gz`" in text and "matching: toy-exp full 8" in text
     # no time stamp: the same inputs give the same page
     assert write_index(toy / "README.md", specs_dir=toy / "experiments").read_text() == text
+    # a report without the spec's section is linked without an anchor that would not resolve
+    (toy / "chen2012-full.md").write_text("# report\n")
+    text = write_index(toy / "README.md", specs_dir=toy / "experiments").read_text()
+    assert "[chen2012-full](chen2012-full.md) |" in _row(text, 1)
+    assert "](summaries/)" not in text  # the folder is named, not linked (Sphinx cannot link a folder)
 
 
 def test_page_is_not_testable_below_three_runs_and_prefers_full(toy):
