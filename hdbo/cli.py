@@ -609,6 +609,21 @@ def _add_plugin_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_parallel_options(parser: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--dask`` of ``hdbo run`` and ``hdbo reproduce``."""
+    parser.add_argument(
+        "--workers", type=int, default=1,
+        help="parallel worker processes on this machine (default 1); they send their evaluations back "
+        "and only this process writes the store",
+    )
+    parser.add_argument(
+        "--dask", metavar="ADDRESS",
+        help="run on the dask.distributed scheduler at ADDRESS (e.g. tcp://HOST:8786): the workers execute "
+        "the runs in chunks and send the evaluations back, only this process writes the store (no shared "
+        "file system needed); hdbo and the --plugin modules must be installed on the workers",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hdbo`` command.
 
@@ -642,17 +657,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--budget", type=_INT64, required=True, help="evaluations per run (at most 2**63 - 1)")
     run.add_argument("--store", default="runs.db", help="SQLite store (default runs.db)")
     run.add_argument("--experiment", default="run", help="experiment name in the store (default 'run')")
-    run.add_argument(
-        "--workers", type=int, default=1,
-        help="parallel worker processes on this machine (default 1); they send their evaluations back "
-        "and only this process writes the store",
-    )
-    run.add_argument(
-        "--dask", metavar="ADDRESS",
-        help="run on the dask.distributed scheduler at ADDRESS (e.g. tcp://HOST:8786): the workers execute "
-        "the runs in chunks and send the evaluations back, only this process writes the store (no shared "
-        "file system needed); hdbo and the --plugin modules must be installed on the workers",
-    )
+    _add_parallel_options(run)
     run.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     _add_plugin_option(run)
     run.set_defaults(func=_cmd_run)
@@ -675,17 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("--store", help="SQLite store (default runs/NAME.db)")
     rpr.add_argument("--report", help="markdown report (default docs/reproductions/NAME.md)")
     rpr.add_argument("--specs-dir", help="folder holding the specs (default ./experiments or the repository's)")
-    rpr.add_argument(
-        "--workers", type=int, default=1,
-        help="parallel worker processes on this machine (default 1); they send their evaluations back "
-        "and only this process writes the store",
-    )
-    rpr.add_argument(
-        "--dask", metavar="ADDRESS",
-        help="run on the dask.distributed scheduler at ADDRESS (e.g. tcp://HOST:8786): the workers execute "
-        "the runs in chunks and send the evaluations back, only this process writes the store (no shared "
-        "file system needed); hdbo and the --plugin modules must be installed on the workers",
-    )
+    _add_parallel_options(rpr)
     rpr.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     rpr.add_argument(
         "--only", action="append", metavar="PATTERN",

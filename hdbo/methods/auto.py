@@ -289,30 +289,16 @@ class Auto(GPMethod):
 
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         super()._set_internal_state(state)
-        outcomes = state.get("outcomes", [])
-        if not isinstance(outcomes, list):
-            raise StateError(f"state['internal']['outcomes'] must be a list, got {describe(outcomes)}")
-        self._outcomes = []
-        for i, o in enumerate(outcomes):
-            name = f"state['internal']['outcomes'][{i}]"
-            if not isinstance(o, (list, tuple)) or len(o) != 2:
-                raise StateError(f"{name} must be a pair [arm, improved], got {describe(o)}")
-            self._outcomes.append([state_int(o[0], f"{name}[0]", low=0, high=len(_ARMS) - 1),
-                                   state_int(o[1], f"{name}[1]", low=0, high=1)])
+        self._outcomes = [[state_int(a, f"{name}[0]", low=0, high=len(_ARMS) - 1),
+                           state_int(b, f"{name}[1]", low=0, high=1)]
+                          for name, a, b in _pairs(state, "outcomes", "[arm, improved]")]
         # states written before batches kept one arm in flight, for whatever point was told next
         arm = state.get("pending_arm")
         self._orphan_arm = state_int(arm, "state['internal']['pending_arm']", low=0, high=len(_ARMS) - 1,
                                      allow_none=True)
-        out = state.get("arms_out", [])
-        if not isinstance(out, list):
-            raise StateError(f"state['internal']['arms_out'] must be a list, got {describe(out)}")
-        self._arms_out = []
-        for i, o in enumerate(out):
-            name = f"state['internal']['arms_out'][{i}]"
-            if not isinstance(o, (list, tuple)) or len(o) != 2:
-                raise StateError(f"{name} must be a pair [point, arm], got {describe(o)}")
-            v = state_array(o[0], f"{name}[0]", shape=(self.dim,))
-            self._arms_out.append((v, state_int(o[1], f"{name}[1]", low=0, high=len(_ARMS) - 1)))
+        self._arms_out = [(state_array(v, f"{name}[0]", shape=(self.dim,)),
+                           state_int(a, f"{name}[1]", low=0, high=len(_ARMS) - 1))
+                          for name, v, a in _pairs(state, "arms_out", "[point, arm]")]
         if "trust_region" in state:
             tr = state_mapping(state["trust_region"], "state['internal']['trust_region']")
             name = "state['internal']['trust_region']"
@@ -361,3 +347,17 @@ class Auto(GPMethod):
         return {"choice": self._last_choice() or "initial-design", "reason": self._reason(),
                 "strategy": self.strategy, "trust_region_length": float(self._tr["length"]),
                 "proposals": made, **super().diagnostics()}
+
+
+def _pairs(state: dict[str, Any], key: str, what: str) -> list[tuple[str, Any, Any]]:
+    """``(field name, first, second)`` of each pair of the list ``state[key]`` (absent: none); StateError else."""
+    items = state.get(key, [])
+    if not isinstance(items, list):
+        raise StateError(f"state['internal'][{key!r}] must be a list, got {describe(items)}")
+    out = []
+    for i, o in enumerate(items):
+        name = f"state['internal'][{key!r}][{i}]"
+        if not isinstance(o, (list, tuple)) or len(o) != 2:
+            raise StateError(f"{name} must be a pair {what}, got {describe(o)}")
+        out.append((name, o[0], o[1]))
+    return out
