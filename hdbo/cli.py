@@ -498,6 +498,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             references={s.name: s.references for s in specs},
             claims={s.name: s.claims for s in specs},
             diagnostics={s.name: s.diagnostics for s in specs if s.diagnostics},
+            paper=args.name,  # figures/<set>/ next to the report, shared by the set's quick and full reports
         )
         _print_summary(store, run_ids, from_summary)
         if summary_path is not None and finished_here:
@@ -670,7 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="markdown tables and regret plots from a store")
     rep.add_argument("--store", default="runs.db", help="SQLite store (default runs.db)")
     rep.add_argument("--experiment", help="only this experiment")
-    rep.add_argument("--out", required=True, help="markdown file to write; figures go next to it")
+    rep.add_argument("--out", required=True, help="markdown file to write; figures go to figures/STEM/ next to it")
     rep.add_argument("--no-plots", action="store_true", help="tables only")
     rep.set_defaults(func=_cmd_report)
 
@@ -678,7 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
     rpr.add_argument("name", help="spec set: experiments/NAME/*.toml or experiments/NAME.toml")
     rpr.add_argument("--scale", choices=("quick", "full"), default="quick", help="quick (default) or full")
     rpr.add_argument("--store", help="SQLite store (default runs/NAME.db)")
-    rpr.add_argument("--report", help="markdown report (default docs/reproductions/NAME.md)")
+    rpr.add_argument("--report", help="markdown report (default docs/reproductions/NAME.md); "
+                     "figures go to figures/NAME/ next to it")
     rpr.add_argument("--specs-dir", help="folder holding the specs (default ./experiments or the repository's)")
     _add_parallel_options(rpr)
     rpr.add_argument("--no-progress", action="store_true", help="no progress on stderr")

@@ -156,7 +156,7 @@ def test_report_command(tmp_path, capsys):
     assert code == 0, err
     text = out_md.read_text()
     assert "| random | 2 | 4 |" in text
-    assert len(list(out_md.parent.glob("report-*.png"))) == 1
+    assert len(list((out_md.parent / "figures" / "report").glob("report-*.png"))) == 1  # figures/<stem>/
 
     code, out, err = _run(capsys, "report", "--store", str(tmp_path / "missing.db"), "--out", str(out_md))
     _assert_usage_error(code, err, "does not exist")
@@ -215,7 +215,9 @@ def test_reproduce_quick(tmp_path, capsys, monkeypatch):
     text = report.read_text()
     assert "# Reproduction: toy (quick scale, complete (2 specs))" in text and "Toy spec 1." in text
     assert "| RS | simple regret S_T | 0.5 |" in text and "made-up reference" in text
-    assert len(list(report.parent.glob("toy-*.png"))) == 2
+    pngs = sorted((report.parent / "figures" / "toy").glob("toy-*.png"))  # figures/<spec set>/
+    assert len(pngs) == 2 and not list(report.parent.glob("*.png"))
+    assert all(f"](figures/toy/{png.name})" in text for png in pngs)
 
 
 def test_reproduce_custom_paths_and_errors(tmp_path, capsys):
@@ -225,6 +227,8 @@ def test_reproduce_custom_paths_and_errors(tmp_path, capsys):
                           str(db), "--report", str(rep), "--no-progress", "--workers", "2")
     assert code == 0, err
     assert db.exists() and rep.exists()
+    # the folder is the spec set's name, the file names start with the report's stem
+    assert len(list((rep.parent / "figures" / "toy").glob("rep-*.png"))) == 2
 
     code, out, err = _run(capsys, "reproduce", "nothing", "--specs-dir", str(root))
     _assert_usage_error(code, err, "no experiment spec 'nothing'")

@@ -25,6 +25,14 @@ means at 5%).
 Plots need matplotlib (``pip install hdbo[plots]``); it is imported only when plotting and
 used through its object API with the Agg canvas, so no global backend is changed. Without
 matplotlib the report has the tables and a note.
+
+Figures go in one folder per paper next to the report, ``figures/<paper>/``, where
+``<paper>`` is the experiment set's name for ``hdbo reproduce`` (so the quick and the full
+report of a paper share the folder) and the report's file stem otherwise. A figure is named
+``<report stem>-<experiment>-<problem>-T<budget>.png`` (a diagnostic
+``<report stem>-<experiment>-diag-<key>.png``), so two reports of one paper never write the
+same file, and is linked relatively (``figures/<paper>/<name>``). :func:`write_report`
+creates the folder and overwrites only the figures it writes; it deletes nothing.
 """
 
 from __future__ import annotations
@@ -1102,16 +1110,18 @@ def write_report(
     scopes: Sequence[SpecScope] | None = None,
     scale: str = "",
     summary_runs: Iterable[SummaryRun] = (),
+    paper: str | None = None,
 ) -> Path:
-    """Write a markdown report of the finished runs, with one PNG per problem next to it.
+    """Write a markdown report of the finished runs, with one PNG per problem in its paper's folder.
 
     Parameters
     ----------
     store : RunStore
         The store to read.
     out : str or Path
-        Markdown file to write (parent folders are created). Figures are written beside
-        it as ``<stem>-<experiment>-<problem>-T<budget>.png`` and linked relatively.
+        Markdown file to write (parent folders are created). Figures are written to
+        ``figures/<paper>/`` next to it as ``<stem>-<experiment>-<problem>-T<budget>.png``
+        (``<stem>`` is the file's stem) and linked relatively; see ``paper``.
     experiment : str, optional
         Only this experiment.
     run_ids : iterable of int, optional
@@ -1139,12 +1149,32 @@ def write_report(
     summary_runs : iterable of SummaryRun, optional
         Finished runs from a committed summary to report with the store's (see
         :func:`aggregate`; the caller leaves out those the store has).
+    paper : str, optional
+        Name of the figures' folder ``figures/<paper>/`` next to ``out`` (default: ``out``'s
+        stem). ``hdbo reproduce`` passes the experiment set's name, so every report of a paper
+        (quick and full scale) puts its figures in the same folder. Characters other than
+        letters, digits, ``.``, ``_`` and ``-`` become ``-``. The folder is created when a
+        figure is written; figures already in it are kept (only this report's files, whose
+        names start with ``out``'s stem, are overwritten).
 
     Returns
     -------
     Path
         The markdown file.
+
+    Raises
+    ------
+    TypeError
+        If ``paper`` is not a string.
+    ValueError
+        If ``paper`` is empty.
     """
+    if paper is None:
+        paper = Path(out).stem
+    elif not isinstance(paper, str):
+        raise TypeError(f"paper must be a str, got {type(paper).__name__}")
+    elif not paper.strip():
+        raise ValueError("paper must be a non-empty folder name, got an empty string")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     ids = None if run_ids is None else list(run_ids)
@@ -1166,12 +1196,14 @@ def write_report(
         except ImportError:
             notes.append("matplotlib is not installed, so there are no figures (pip install 'hdbo[plots]').")
         else:
+            folder = f"figures/{_slug(paper)}"  # relative to out.parent, so also the links' prefix
+            (out.parent / folder).mkdir(parents=True, exist_ok=True)
             by_problem: dict[tuple[str, str, int], list[GroupSummary]] = {}
             for g in groups:
                 by_problem.setdefault((g.experiment, g.problem_label, g.budget), []).append(g)
             for key, pgroups in by_problem.items():
                 exp, plabel, budget = key
-                name = f"{_slug(out.stem)}-{_slug(exp)}-{_slug(plabel)}-T{budget}.png"
+                name = f"{folder}/{_slug(out.stem)}-{_slug(exp)}-{_slug(plabel)}-T{budget}.png"
                 _plot_problem(pgroups, out.parent / name, f"{exp}: {plabel}")
                 figures[key] = name
             for exp, keys in (diagnostics or {}).items():
@@ -1179,7 +1211,7 @@ def write_report(
                 for key in keys:
                     if not egroups or not any(math.isfinite(g.metric(DIAG_PREFIX + key)[0]) for g in egroups):
                         continue
-                    name = f"{_slug(out.stem)}-{_slug(exp)}-diag-{_slug(key)}.png"
+                    name = f"{folder}/{_slug(out.stem)}-{_slug(exp)}-diag-{_slug(key)}.png"
                     _plot_diagnostic(egroups, key, out.parent / name, f"{exp}: {key}")
                     figures[(exp, DIAG_PREFIX + key, 0)] = name
     text = render_markdown(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,11 +109,11 @@ def test_report_files_and_numbers(filled):
     assert f"| Random | simple regret S_T | 0.5 | 4 | {format_mean_se(*at4)} | 4 | Tab. 8 |" in text
     assert math.isnan(flaky.metric_at("simple_regret", 11)[0])
     assert "1 run(s) are not finished" in text
-    pngs = sorted(path.parent.glob("*.png"))
+    pngs = sorted(path.parent.rglob("*.png"))
     assert len(pngs) == 2
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f"]({png.name})" in text  # relative link
+        assert f"](figures/report/{png.name})" in text  # relative link; the folder defaults to the stem
 
 
 def test_report_without_matplotlib(filled, monkeypatch, tmp_path):
@@ -121,7 +123,7 @@ def test_report_without_matplotlib(filled, monkeypatch, tmp_path):
     text = path.read_text()
     assert "matplotlib is not installed" in text
     assert "| Random | 3 | 10 |" in text
-    assert not list(path.parent.glob("*.png"))
+    assert not list(path.parent.rglob("*.png")) and not (path.parent / "figures").exists()
 
 
 def test_report_filters_and_empty(filled, tmp_path):
@@ -142,7 +144,7 @@ def test_unknown_optimum_plots_best_f(tmp_path):
         g = aggregate(store)[0]
         assert math.isnan(g.simple_regret[0]) and np.isfinite(g.best_f[0])
         assert f"| — | — | {format_mean_se(*g.best_f)} |" in text
-        assert len(list(tmp_path.glob("u-*.png"))) == 1
+        assert len(list((tmp_path / "figures" / "u").glob("u-*.png"))) == 1
 
 
 def test_hand_written_run_aggregates(tmp_path):
@@ -728,6 +730,75 @@ def test_diag_and_log10_metrics_in_claims_and_report(tmp_path):
     text = out.read_text()
     assert "### Diagnostics" in text and "**n_used**" in text and "| method | D=4 | D=8 |" in text
     assert "| A | 20 ± 5.8 | 60 ± 10 |" in text
+
+
+def _image_links(text):
+    return re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+
+
+def _diag_store(path):
+    from hdbo.experiments.spec import parse_spec, tomllib
+
+    spec = parse_spec(tomllib.loads(DIAG_SPEC), source="diag.toml")
+    store = RunStore(path)
+    for problem in ("D=4", "D=8"):
+        _put_diag_runs(store, spec, problem, "A", [(1.0, {"n_used": 10, "recovered": True})] * 3)
+        _put_diag_runs(store, spec, problem, "B", [(2.0, {"n_used": 20, "recovered": False})] * 3)
+    return spec, store
+
+
+def test_report_figures_go_in_the_papers_folder(tmp_path):
+    """figures/<paper>/<stem>-... next to the report, linked relatively; other files there are kept."""
+    spec, store = _diag_store(tmp_path / "d.db")
+    docs = tmp_path / "docs" / "reproductions"
+    folder = docs / "figures" / "toy"
+    folder.mkdir(parents=True)
+    (folder / "other-report-fig.png").write_bytes(b"not ours")  # another report's figure
+    (folder / "toy-full-diag-old-problem-T2.png").write_bytes(b"stale")  # this report's, from an older run
+    with store:
+        out = write_report(store, docs / "toy-full.md", diagnostics={"diag": spec.diagnostics}, paper="toy")
+        links = _image_links(out.read_text())
+        assert links == [
+            "figures/toy/toy-full-diag-diag-n_used.png",
+            "figures/toy/toy-full-diag-diag-recovered.png",
+            "figures/toy/toy-full-diag-D-4-T2.png",
+            "figures/toy/toy-full-diag-D-8-T2.png",
+        ]
+        for link in links:
+            assert (out.parent / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert sorted(p.name for p in docs.iterdir()) == ["figures", "toy-full.md"]  # nothing else at the root
+        assert (folder / "other-report-fig.png").read_bytes() == b"not ours"
+        assert (folder / "toy-full-diag-old-problem-T2.png").read_bytes() == b"stale"
+
+        # the paper's quick report shares the folder without touching the full report's figures
+        before = {p.name: p.read_bytes() for p in folder.iterdir()}
+        quick = write_report(store, docs / "toy.md", diagnostics={"diag": spec.diagnostics}, paper="toy")
+        quick_links = _image_links(quick.read_text())
+        assert quick_links == [link.replace("/toy-full-", "/toy-") for link in links]
+        assert all((quick.parent / link).is_file() for link in quick_links)
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name in before} == before
+
+        # regenerating gives the same layout
+        again = write_report(store, docs / "toy-full.md", diagnostics={"diag": spec.diagnostics}, paper="toy")
+        assert _image_links(again.read_text()) == links
+        assert len(list(folder.iterdir())) == 2 + 2 * len(links)
+
+        # without ``paper`` the folder is the report's stem; a name unfit for a path is made one
+        other = write_report(store, tmp_path / "x" / "my report.md", plots=True)
+        assert _image_links(other.read_text())[0] == "figures/my-report/my-report-diag-D-4-T2.png"
+        odd = write_report(store, tmp_path / "y" / "r.md", paper="a b/c")
+        assert _image_links(odd.read_text())[0] == "figures/a-b-c/r-diag-D-4-T2.png"
+        assert (tmp_path / "y" / "figures" / "a-b-c" / "r-diag-D-4-T2.png").is_file()
+
+
+def test_report_paper_argument_errors(tmp_path):
+    with RunStore(tmp_path / "e.db") as store:
+        with pytest.raises(TypeError, match="paper must be a str"):
+            write_report(store, tmp_path / "r.md", paper=Path("toy"))
+        with pytest.raises(ValueError, match="paper must be a non-empty"):
+            write_report(store, tmp_path / "r.md", paper=" ")
+        out = write_report(store, tmp_path / "r.md", paper="toy")  # no runs: no figures, no folder
+    assert "No finished runs." in out.read_text() and not (tmp_path / "figures").exists()
 
 
 @pytest.mark.parametrize(
