@@ -21,17 +21,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif")
 
-#: Committed figures no page links, each with the reason it is kept. They are the
-#: kandasamy2015 full-scale (24,6,4) and (40,5,8) figures of the historic 2026-11-23 runs: the
-#: report regenerated in commit 8074590 no longer holds those problems (their runs are not in
-#: the summary), and no figure of the current report replaces them. Delete them (and their
-#: entries) once they are no longer wanted; the test fails when an entry is linked or gone.
-KNOWN_UNLINKED = {
-    "docs/reproductions/figures/kandasamy2015/kandasamy2015-full-kandasamy2015-fig3-24-6-4-T510.png":
-        "historic full-scale run, no longer in kandasamy2015-full.md",
-    "docs/reproductions/figures/kandasamy2015/kandasamy2015-full-kandasamy2015-fig3-40-5-8-T510.png":
-        "historic full-scale run, no longer in kandasamy2015-full.md",
-}
+#: Committed figures no page links, each with the reason it is kept (none today). The test
+#: fails when an entry is linked or gone, so the list stays true.
+KNOWN_UNLINKED: dict[str, str] = {}
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 # The "](target)" of [text](target) and ![alt](target), with an optional "title"; a target in
