@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hdbo.experiments.report import save_png
+
 METHODS_DIR = Path(__file__).resolve().parent / "guide" / "methods"
 FIGURES_DIR = METHODS_DIR / "figures"
 MAX_BYTES = 60_000
@@ -133,7 +135,7 @@ def plot_regret(name: str, problem, results: dict, out: Path) -> int:
     ax.legend(fontsize=7, frameon=False, loc="upper right")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", dpi=80, metadata={"Software": None})
+    save_png(fig, out, dpi=80)
     plt.close(fig)
     return out.stat().st_size
 

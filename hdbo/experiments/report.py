@@ -42,7 +42,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,6 +50,9 @@ from numpy.typing import NDArray
 from .spec import DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue
 from .store import EvaluationArrays, RunStore, hdbo_version
 from .summary import SummaryRun
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "MIN_RUNS",
@@ -1033,6 +1036,43 @@ def render_markdown(
 
 
 # ---------------------------------------------------------------------------- plots
+def save_png(fig: Figure, path: str | Path, *, dpi: int) -> None:
+    """Write a matplotlib figure as a compact PNG (a 256-colour palette when Pillow is there).
+
+    Line plots use few colours, so a palette image without dithering looks the same as the
+    full-colour one at about a third of its size (the committed reports hold hundreds of
+    figures). Without Pillow the full-colour PNG is written. The output is deterministic.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (with a canvas attached).
+    path : str or Path
+        The file to write.
+    dpi : int
+        Resolution passed to ``savefig``.
+    """
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+    compact_png(buf.getvalue(), path)
+
+
+def compact_png(data: bytes, path: str | Path) -> None:
+    """Write PNG bytes ``data`` to ``path`` as a 256-colour palette PNG (unchanged without Pillow)."""
+    import io
+
+    try:
+        from PIL import Image
+    except ImportError:  # matplotlib depends on Pillow, so this is rare
+        Path(path).write_bytes(data)
+        return
+    with Image.open(io.BytesIO(data)) as im:
+        q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        q.save(path, format="PNG", optimize=True)
+
+
 def _plot_problem(groups: Sequence[GroupSummary], path: Path, title: str) -> None:
     """One PNG: simple regret (left) and R_t/t (right) vs evaluations, mean ± SE bands."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -1068,7 +1108,7 @@ def _plot_problem(groups: Sequence[GroupSummary], path: Path, title: str) -> Non
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize="small")
     fig.suptitle(title)
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
 
 
 def _plot_diagnostic(groups: Sequence[GroupSummary], key: str, path: Path, title: str) -> None:
@@ -1092,7 +1132,7 @@ def _plot_diagnostic(groups: Sequence[GroupSummary], key: str, path: Path, title
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.suptitle(title)
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
 
 
 def write_report(

@@ -83,7 +83,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..methods import Method, available_methods, get_method_class
-from .report import _cell, _slug
+from .report import _cell, _slug, save_png
 from .summary import SummaryRun, read_summary
 
 __all__ = ["TIE_RTOL", "rank_medians", "write_suite_report"]
@@ -690,7 +690,7 @@ def _plot_cell(c: _Cell, path: Path, labels: Sequence[str]) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"{c.problem_label}, budget {c.budget}")
-    fig.savefig(path, dpi=90)
+    save_png(fig, path, dpi=90)
 
 
 # ---------------------------------------------------------------------------- entry point

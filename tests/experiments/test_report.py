@@ -880,3 +880,36 @@ def test_reproduce_counts_runs_of_a_committed_summary_as_done(tmp_path, capsys):
     # --no-summary neither reads nor writes one
     assert main(base + ["--store", str(tmp_path / "d.db"), "--no-summary", "--report", str(tmp_path / "n.md")]) == 0
     assert "already done" not in capsys.readouterr().err and not (tmp_path / "summaries").exists()
+
+
+def test_save_png_writes_a_compact_palette_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    PIL = pytest.importorskip("PIL.Image")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from hdbo.experiments.report import save_png
+
+    fig = Figure(figsize=(5, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    t = np.arange(1, 200)
+    for k in range(6):
+        (line,) = ax.plot(t, np.log(t) * (k + 1), label=f"m{k}")
+        ax.fill_between(t, np.log(t) * k, np.log(t) * (k + 1), color=line.get_color(), alpha=0.2)
+    ax.legend()
+    full = tmp_path / "full.png"
+    fig.savefig(full, dpi=110)
+    compact = tmp_path / "compact.png"
+    save_png(fig, compact, dpi=110)
+    with PIL.open(compact) as im, PIL.open(full) as ref:
+        assert im.mode == "P" and im.size == ref.size
+        # the same picture: few pixels move by more than a little after the palette
+        a = np.asarray(im.convert("RGB"), dtype=float)
+        b = np.asarray(ref.convert("RGB"), dtype=float)
+        assert np.mean(np.abs(a - b).max(axis=2) > 24) < 0.01
+    assert compact.stat().st_size < 0.7 * full.stat().st_size
+    # deterministic
+    again = tmp_path / "again.png"
+    save_png(fig, again, dpi=110)
+    assert again.read_bytes() == compact.read_bytes()
