@@ -44,7 +44,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 __all__ = ["main"]
 
@@ -191,6 +191,23 @@ def _open_store(path: str | Path, *, create: bool = True) -> Any:
         raise UsageError(str(exc)) from None
     except (OSError, sqlite3.Error) as exc:
         raise UsageError(f"store {str(path)!r} cannot be used: {exc}") from None
+
+
+def _write_output(what: str, out: str, write: Callable[[], Path],
+                  refused: tuple[type[Exception], ...] = ()) -> int:
+    """Run ``write()``, which writes ``--out``; say where ``what`` was written (exit code 0).
+
+    An exception of a ``refused`` type (the input was refused) is a UsageError with its own
+    message; any other OSError is one saying ``--out`` cannot be written.
+    """
+    try:
+        path = write()
+    except refused as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"--out {out!r} cannot be written: {exc}") from None
+    print(f"{what} written to {path}")
+    return 0
 
 
 def _check_output(path: str | Path, option: str) -> Path:
@@ -372,18 +389,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
         if args.experiment is not None and args.experiment not in store.experiments():
             have = ", ".join(store.experiments()) or "none"
             raise UsageError(f"no experiment {args.experiment!r} in {args.store} (experiments: {have})")
-        try:
-            out = write_report(
-                store,
-                args.out,
-                experiment=args.experiment,
-                title=f"hdbo report: {args.experiment}" if args.experiment else "hdbo report",
-                plots=not args.no_plots,
-            )
-        except OSError as exc:
-            raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
-    print(f"report written to {out}")
-    return 0
+        title = f"hdbo report: {args.experiment}" if args.experiment else "hdbo report"
+        return _write_output(
+            "report", args.out,
+            lambda: write_report(store, args.out, experiment=args.experiment, title=title, plots=not args.no_plots),
+        )
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -538,14 +548,7 @@ def _cmd_suite_report(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"summary {str(path)!r} does not exist")
     _check_output(args.out, "--out")
-    try:
-        out = write_suite_report(paths, args.out)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
-    print(f"report written to {out}")
-    return 0
+    return _write_output("report", args.out, lambda: write_suite_report(paths, args.out), refused=(ValueError,))
 
 
 def _cmd_reproductions_index(args: argparse.Namespace) -> int:
@@ -556,14 +559,9 @@ def _cmd_reproductions_index(args: argparse.Namespace) -> int:
     if args.summaries is not None and not Path(args.summaries).is_dir():
         raise UsageError(f"--summaries {args.summaries!r} is not a folder")
     _check_output(args.out, "--out")
-    try:
-        out = write_index(args.out, specs_dir=args.specs_dir, summaries_dir=args.summaries)
-    except (FileNotFoundError, SpecError, ValueError) as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"--out {args.out!r} cannot be written: {exc}") from None
-    print(f"index written to {out}")
-    return 0
+    return _write_output("index", args.out,
+                         lambda: write_index(args.out, specs_dir=args.specs_dir, summaries_dir=args.summaries),
+                         refused=(FileNotFoundError, SpecError, ValueError))
 
 
 def _export_store(args: argparse.Namespace) -> Path:

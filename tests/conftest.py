@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,26 @@ import pytest
 def rng() -> np.random.Generator:
     """A fixed-seed generator, fresh for every test."""
     return np.random.default_rng(20261122)
+
+
+class _FakeTTY(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def fake_tty() -> type[io.StringIO]:
+    """``fake_tty()``: a new text stream that says it is a terminal (progress display tests)."""
+    return _FakeTTY
+
+
+@pytest.fixture
+def no_tqdm(monkeypatch):
+    """As if tqdm were not installed."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
 
 
 def run_method(method: str, problem, budget: int, seed: int, **options):

@@ -238,17 +238,6 @@ def test_ask_twice_without_tell_accounts_for_the_pending_point():
 
 # ---------------------------------------------------------------------------- progress display
 # hdbo._progress.Progress serves minimize(progress=True) and the experiment runner.
-class _FakeTTY(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-@pytest.fixture
-def no_tqdm(monkeypatch):
-    monkeypatch.setitem(sys.modules, "tqdm", None)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-
-
 def test_progress_log_mode_writes_a_line_per_tenth(no_tqdm):
     log = io.StringIO()
     with Progress(20, desc="job", unit="eval", stream=log) as bar:
@@ -273,8 +262,8 @@ def test_progress_log_mode_with_a_shrinking_total(no_tqdm):
     assert [line.split()[0] for line in log.getvalue().splitlines()] == ["30/100", "30/40", "40/40"]
 
 
-def test_progress_line_mode_redraws_in_place(no_tqdm, monkeypatch):
-    tty = _FakeTTY()
+def test_progress_line_mode_redraws_in_place(no_tqdm, monkeypatch, fake_tty):
+    tty = fake_tty()
     bar = Progress(3, desc="d", stream=tty, min_interval=0.0)
     assert bar.mode == "line"
     for _ in range(3):
@@ -296,7 +285,7 @@ def test_progress_off():
         Progress(-1)
 
 
-def test_progress_uses_tqdm_on_a_terminal_when_installed(monkeypatch):
+def test_progress_uses_tqdm_on_a_terminal_when_installed(monkeypatch, fake_tty):
     calls = []
 
     class FakeTqdm:
@@ -320,7 +309,7 @@ def test_progress_uses_tqdm_on_a_terminal_when_installed(monkeypatch):
     module.tqdm = FakeTqdm
     monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
     monkeypatch.setitem(sys.modules, "tqdm.auto", module)
-    bar = Progress(4, unit="eval", stream=_FakeTTY())
+    bar = Progress(4, unit="eval", stream=fake_tty())
     assert bar.mode == "tqdm"
     bar.update(2, postfix="best=1")
     bar.set_total(3)

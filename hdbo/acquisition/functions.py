@@ -34,6 +34,7 @@ from scipy.special import erfcx, log_ndtr, ndtr
 
 from .._validation import check_real
 from ..gp import GaussianProcess
+from ..gp.kernels import _as_2d
 
 __all__ = ["Acquisition", "UCB", "EI", "LogEI", "PI", "acquisition_from_name", "ACQUISITIONS"]
 
@@ -96,7 +97,7 @@ class Acquisition(ABC):
         ValueError
             If X has more than two dimensions.
         """
-        X = self._as_points(X)
+        X = _as_2d(X)
         units = {"standardized": True} if self._standardized else {}
         # A fitted GaussianProcess gives the same values with less per-call overhead.
         fast, X_train = getattr(self.model, "posterior_fn", None), getattr(self.model, "X_", None)
@@ -126,7 +127,7 @@ class Acquisition(ABC):
         ValueError
             If X has more than two dimensions.
         """
-        X = self._as_points(X)
+        X = _as_2d(X)
         n, d = X.shape
         units = {"standardized": True} if self._standardized else {}
         mean, std, dmean, dstd = self.model.predict(X, return_grad=True, **units)
@@ -140,15 +141,6 @@ class Acquisition(ABC):
     @abstractmethod
     def _from_moments(self, mean: Array, std: Array) -> tuple[Array, Array, Array]:
         """Return ``(values, dvalue/dmean, dvalue/dstd)``, each of shape (n,)."""
-
-    @staticmethod
-    def _as_points(X: ArrayLike) -> Array:
-        X = np.asarray(X, dtype=float)
-        if X.ndim == 1:
-            X = X[None, :]
-        if X.ndim != 2:
-            raise ValueError(f"X must have shape (n, d) or (d,), got shape {X.shape}")
-        return X
 
     @staticmethod
     def _moments(mean: ArrayLike, std: ArrayLike, n: int) -> tuple[Array, Array]:

@@ -127,10 +127,8 @@ def load_plugins(modules: Iterable[str]) -> list[ModuleType]:
 
     Raises
     ------
-    TypeError
-        A name is not a string.
-    ValueError
-        A name is not a dotted module name, or the module cannot be imported.
+    TypeError, ValueError
+        As :func:`import_plugins` (nothing is recorded then).
 
     Examples
     --------

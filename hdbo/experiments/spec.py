@@ -517,32 +517,8 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
     budget = ctx.positive_int(data["budget"], "budget")
     seeds = ctx.seeds(data["seeds"], "seeds")
 
-    problems: list[ProblemSpec] = []
-    if not isinstance(data["problems"], list) or not data["problems"]:
-        raise ctx.error("problems", "expected at least one [[problems]] entry")
-    for i, entry in enumerate(data["problems"]):
-        where = f"problems[{i}]"
-        ctx.table(entry, where)
-        ctx.keys(entry, where, required=("name",), optional=("label", "params"))
-        pname = _registry_name(entry["name"], ctx, f"{where}.name", "problem")
-        params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
-        label = ctx.string(entry.get("label", default_problem_label(pname, params)), f"{where}.label")
-        problems.append(ProblemSpec(pname, label, params))
-    _unique([p.label for p in problems], ctx, "problems", "problem label")
-
-    methods: list[MethodSpec] = []
-    if not isinstance(data["methods"], list) or not data["methods"]:
-        raise ctx.error("methods", "expected at least one [[methods]] entry")
-    for i, entry in enumerate(data["methods"]):
-        where = f"methods[{i}]"
-        ctx.table(entry, where)
-        ctx.keys(entry, where, required=("name",), optional=("label", "params"))
-        mname = _registry_name(entry["name"], ctx, f"{where}.name", "method")
-        params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
-        _no_reserved(params, ctx, f"{where}.params")
-        label = ctx.string(entry.get("label", mname), f"{where}.label")
-        methods.append(MethodSpec(mname, label, params))
-    _unique([m.label for m in methods], ctx, "methods", "method label")
+    problems = [ProblemSpec(*entry) for entry in _entries(data, "problems", ctx)]
+    methods = [MethodSpec(*entry) for entry in _entries(data, "methods", ctx)]
 
     problem_labels = {p.label for p in problems}
     method_labels = {m.label for m in methods}
@@ -705,6 +681,30 @@ def _label_list(obj: Any, ctx: _Ctx, where: str, labels: set[str], what: str) ->
     if len(set(obj)) != len(obj):
         raise ctx.error(where, f"{what} labels must be distinct, got {_show(obj)}")
     return tuple(obj)
+
+
+def _entries(data: dict[str, Any], key: str, ctx: _Ctx) -> list[tuple[str, str, dict[str, Any]]]:
+    """The ``[[problems]]`` or ``[[methods]]`` tables (``key``) as ``(name, label, params)``, labels unique.
+
+    A problem's default label is :func:`default_problem_label`, a method's its name; a method's
+    params may not set what the runner sets (:data:`RESERVED_METHOD_PARAMS`).
+    """
+    kind = key[:-1]
+    if not isinstance(data[key], list) or not data[key]:
+        raise ctx.error(key, f"expected at least one [[{key}]] entry")
+    out = []
+    for i, entry in enumerate(data[key]):
+        where = f"{key}[{i}]"
+        ctx.table(entry, where)
+        ctx.keys(entry, where, required=("name",), optional=("label", "params"))
+        name = _registry_name(entry["name"], ctx, f"{where}.name", kind)
+        params = dict(ctx.table(entry.get("params", {}), f"{where}.params"))
+        if kind == "method":
+            _no_reserved(params, ctx, f"{where}.params")
+        default = default_problem_label(name, params) if kind == "problem" else name
+        out.append((name, ctx.string(entry.get("label", default), f"{where}.label"), params))
+    _unique([label for _, label, _ in out], ctx, key, f"{kind} label")
+    return out
 
 
 def _unique(labels: list[str], ctx: _Ctx, where: str, what: str) -> None:

@@ -49,11 +49,12 @@ _KEEP_BYTES = 2**28
 
 
 def _as_2d(X: ArrayLike, name: str = "X") -> Array:
+    """``X`` as a float array of shape (n, d); a 1-D array is one point (shared with :mod:`hdbo.acquisition`)."""
     X = np.asarray(X, dtype=float)
     if X.ndim == 1:
         X = X[None, :]
     if X.ndim != 2:
-        raise ValueError(f"{name} must have shape (n, d), got {X.shape}")
+        raise ValueError(f"{name} must have shape (n, d) or (d,), got shape {X.shape}")
     return X
 
 

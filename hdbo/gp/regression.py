@@ -56,6 +56,49 @@ def _cholesky(K: Array) -> Array | None:
         return None
 
 
+def posterior_moments(
+    L: Array, alpha: Array, Kq: Array, kdiag: Array | float, grad_fn: Callable[[Array], Array] | None = None
+) -> tuple[Array, ...]:
+    """Posterior mean and standard deviation at query points from a Cholesky factor (and their gradients).
+
+    Shared by :class:`GaussianProcess` and the compiled posteriors of methods that keep their
+    own factor (:mod:`hdbo.methods.ms_ucb`).
+
+    Parameters
+    ----------
+    L : ndarray of shape (t, t)
+        Lower Cholesky factor of the training covariance (noise and jitter included).
+    alpha : ndarray of shape (t,)
+        ``K^{-1} z`` for the training outputs ``z``.
+    Kq : ndarray of shape (n, t)
+        Prior covariances between the queries and the training inputs.
+    kdiag : ndarray of shape (n,) or float
+        Prior variances at the queries.
+    grad_fn : callable, optional
+        ``grad_fn(W)`` with ``W`` of shape (n, t): ``sum_i W[q, i] d k(x_q, X_i) / d x_q``, shape
+        (n, d). Given, the gradients are returned too.
+
+    Returns
+    -------
+    mean, std : ndarray of shape (n,)
+        The variance is floored at ``1e-300`` before its square root.
+    dmean, dstd : ndarray of shape (n, d)
+        Only with ``grad_fn``; ``dstd`` is 0 where the variance was floored.
+    """
+    mean = Kq @ alpha
+    V = solve_triangular(L, Kq.T, lower=True, check_finite=False)
+    var = np.maximum(kdiag - np.einsum("ij,ij->j", V, V), 1e-300)
+    std = np.sqrt(var)
+    if grad_fn is None:
+        return mean, std
+    dmean = grad_fn(np.broadcast_to(alpha, (Kq.shape[0], alpha.size)))
+    Wv = solve_triangular(L, V, lower=True, trans="T", check_finite=False).T  # K^{-1} k(xq)
+    dvar = -2.0 * grad_fn(Wv)
+    dstd = dvar / (2.0 * std[:, None])
+    dstd[var <= 1e-300] = 0.0
+    return mean, std, dmean, dstd
+
+
 class GaussianProcess:
     """Exact GP regression (maximization-agnostic) with hyperparameter fitting.
 
@@ -494,19 +537,7 @@ class GaussianProcess:
     def _transformed_moments(
         self, Kq: Array, kdiag: Array, return_grad: bool, Xq: Array | None, grad_fn: Any = None
     ) -> tuple[Array, ...]:
-        mean = Kq @ self.alpha_
-        V = solve_triangular(self.L_, Kq.T, lower=True, check_finite=False)
-        var = np.maximum(kdiag - np.einsum("ij,ij->j", V, V), 1e-300)
-        std = np.sqrt(var)
-        if not return_grad:
-            return mean, std
-        nq = Kq.shape[0]
-        dmean = grad_fn(np.broadcast_to(self.alpha_, (nq, self.alpha_.size)))
-        Wv = solve_triangular(self.L_, V, lower=True, trans="T", check_finite=False).T  # K^{-1} k(xq)
-        dvar = -2.0 * grad_fn(Wv)
-        dstd = dvar / (2.0 * std[:, None])
-        dstd[var <= 1e-300] = 0.0
-        return mean, std, dmean, dstd
+        return posterior_moments(self.L_, self.alpha_, Kq, kdiag, grad_fn if return_grad else None)
 
     def predict(self, Xq: ArrayLike, *, return_grad: bool = False, standardized: bool = False) -> tuple[Array, ...]:
         """Posterior mean and standard deviation of the latent function (no noise).

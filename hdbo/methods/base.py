@@ -39,7 +39,7 @@ import inspect
 import numbers
 import warnings
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -50,12 +50,63 @@ from ..space import Box, as_box
 from ..utils import as_generator, generator_from_state, generator_state, to_jsonable
 from ._state import describe, state_array, state_int, state_mapping
 
-__all__ = ["Method", "STATE_FORMAT"]
+__all__ = ["Method", "STATE_FORMAT", "option_names"]
 
 STATE_FORMAT = "hdbo.method/1"
 
 # Constructor arguments that are not hyperparameters of the method.
 _NOT_PARAMS = {"self", "bounds", "seed", "structure"}
+# ... nor options: ``budget`` is stored with the parameters but is an argument of Method itself.
+_NOT_OPTIONS = _NOT_PARAMS | {"budget"}
+
+
+def _constructor_arguments(cls: type, skip: set[str]) -> list[str]:
+    """Named arguments of ``__init__`` along ``cls.__mro__`` (most derived first), less ``skip`` and ``*args``/``**kwargs``."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        if klass is object or "__init__" not in vars(klass):
+            continue
+        for pname, p in inspect.signature(klass.__init__).parameters.items():
+            if pname in skip or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or pname in names:
+                continue
+            names.append(pname)
+    return names
+
+
+def option_names(cls: type[Method]) -> list[str]:
+    """The options of a method class: its constructor's keyword arguments along the class hierarchy.
+
+    ``bounds``, ``seed``, ``budget`` and ``structure`` (the arguments of :class:`Method`
+    itself) are not options. Also importable from :mod:`hdbo.methods.registry`.
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Method` subclass.
+
+    Returns
+    -------
+    list of str
+        In the order the constructors declare them, most derived class first.
+    """
+    return _constructor_arguments(cls, _NOT_OPTIONS)
+
+
+def _no_methods() -> Mapping[str, type[Method]]:
+    return {}
+
+
+# How Method.from_state finds the class a state names when it is called on Method itself: a
+# function returning the registered methods by name. hdbo.methods.registry sits above this
+# module (it imports Method from here, never the other way round) and installs its table with
+# _set_method_table when it is imported; until then no method is registered.
+_method_table: Callable[[], Mapping[str, type[Method]]] = _no_methods
+
+
+def _set_method_table(table: Callable[[], Mapping[str, type[Method]]]) -> None:
+    """Make ``table()`` the registered methods :meth:`Method.from_state` looks names up in."""
+    global _method_table
+    _method_table = table
 
 
 class Method(ABC):
@@ -482,7 +533,7 @@ class Method(ABC):
         dim : int
             Input dimension D of the problem (``>= 1``).
         **options
-            The method's options (:func:`hdbo.methods.registry.option_names`); those left
+            The method's options (:func:`option_names`); those left
             out take their defaults. Options that do not change the count are accepted and
             ignored.
 
@@ -516,8 +567,6 @@ class Method(ABC):
     @classmethod
     def _check_structure_options(cls, dim: int, options: dict[str, Any]) -> int:
         """``dim`` checked (returned as an int); a TypeError for an option the method does not take."""
-        from .registry import option_names
-
         dim = check_int(dim, "dim", low=1)
         valid = option_names(cls)
         unknown = sorted(set(cls.upgrade_params(options)) - set(valid))
@@ -574,16 +623,7 @@ class Method(ABC):
         dict
             Parameter name to value.
         """
-        params: dict[str, Any] = {}
-        for cls in type(self).__mro__:
-            if cls is object or "__init__" not in vars(cls):
-                continue
-            for pname, p in inspect.signature(cls.__init__).parameters.items():
-                if pname in _NOT_PARAMS or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-                    continue
-                if pname not in params:
-                    params[pname] = getattr(self, pname)
-        return params
+        return {pname: getattr(self, pname) for pname in _constructor_arguments(type(self), _NOT_PARAMS)}
 
     def state_dict(self, *, include_history: bool = True) -> dict[str, Any]:
         """A JSON-serializable snapshot from which :meth:`from_state` resumes exactly.
@@ -679,12 +719,11 @@ class Method(ABC):
         if not isinstance(name, str):
             raise StateError(f"state['method'] must be a method name, got {describe(name)}")
         if cls is Method or not cls.name:
-            from .registry import available_methods, get_method_class
-
-            if name not in available_methods():
+            registered = _method_table()
+            if name not in registered:
                 raise StateError(f"state['method'] names no registered method: {name!r:.60}; "
-                                 f"available: {', '.join(available_methods())}")
-            cls = get_method_class(name)
+                                 f"available: {', '.join(sorted(registered))}")
+            cls = registered[name]
         elif name != cls.name:
             raise StateError(f"state['method'] is {name!r:.60}, not {cls.name!r}")
         try:

@@ -76,12 +76,12 @@ from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import solve_triangular
 from scipy.spatial.distance import cdist
 
 from .._validation import MAX_COUNT, check_choice, check_int
 from ..acquisition import UCB
 from ..gp import GaussianProcess, Stationary
+from ..gp.regression import posterior_moments
 from ..space import Box
 from ._state import internal_indices, internal_int
 from ._subspace_common import MultiStartSubspaceMixin, resolve_tranthe_beta, stacked_lbfgsb
@@ -245,24 +245,15 @@ class SubspacePosterior:
         d2 = np.maximum(d2, 0.0, out=d2)
         rho, drho = self._profile(d2)
         s = self._variance
-        Kq = s * rho
-        mean = Kq @ self._alpha
-        V = solve_triangular(self._L, Kq.T, lower=True, check_finite=False)
-        var = np.maximum(s - np.einsum("ij,ij->j", V, V), 1e-300)
-        std = np.sqrt(var)
         if not return_grad:
-            return mean, std
-        Wv = solve_triangular(self._L, V, lower=True, trans="T", check_finite=False).T  # K^{-1} k(x)
+            return posterior_moments(self._L, self._alpha, s * rho, s)
         Ds = s * drho  # d k / d r^2, (n, t)
 
         def grad(W: Array) -> Array:  # sum_i W[q, i] d k(x_q, X_i) / d y_q, as Stationary.grad_x
             C = W * Ds
             return 2.0 * (Ysq * C.sum(1)[:, None] - C @ self._Ys) / self._ly
 
-        dmean = grad(np.broadcast_to(self._alpha, Ds.shape))
-        dstd = -2.0 * grad(Wv) / (2.0 * std[:, None])
-        dstd[var <= 1e-300] = 0.0
-        return mean, std, dmean, dstd
+        return posterior_moments(self._L, self._alpha, s * rho, s, grad)
 
 
 class _AssembledPosterior:

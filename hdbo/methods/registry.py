@@ -1,4 +1,9 @@
-"""Method registry: look methods up by name (``"gp-ucb"``, ``"random"``, ...)."""
+"""Method registry: look methods up by name (``"gp-ucb"``, ``"random"``, ...).
+
+The registry sits above :mod:`hdbo.methods.base`: it imports :class:`~hdbo.methods.base.Method`
+and, when it is imported, installs its table as the one :meth:`Method.from_state` looks
+names up in; the base module never imports the registry.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from typing import Any, Callable
 from numpy.typing import ArrayLike
 
 from ..space import Box
-from .base import Method
+from . import base as _base
+from .base import Method, option_names
 
 __all__ = ["register", "get_method_class", "make_method", "available_methods", "option_names",
            "reserve_option_names", "reserved_option_names", "option_spellings"]
@@ -19,33 +25,12 @@ _REGISTRY: dict[str, type[Method]] = {}
 _RESERVED: dict[str, list[str]] = {}
 
 
-def option_names(cls: type[Method]) -> list[str]:
-    """The options of a method class: its constructor's keyword arguments along the class hierarchy.
+def _registered() -> dict[str, type[Method]]:
+    """The table itself, read when called (tests swap ``_REGISTRY`` for a copy)."""
+    return _REGISTRY
 
-    ``bounds``, ``seed``, ``budget`` and ``structure`` (the arguments of :class:`Method`
-    itself) are not options.
 
-    Parameters
-    ----------
-    cls : type
-        A :class:`Method` subclass.
-
-    Returns
-    -------
-    list of str
-        In the order the constructors declare them, most derived class first.
-    """
-    names: list[str] = []
-    for klass in cls.__mro__:
-        if klass is object or "__init__" not in vars(klass):
-            continue
-        for pname, p in inspect.signature(klass.__init__).parameters.items():
-            if pname in ("self", "bounds", "seed", "budget", "structure"):
-                continue
-            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or pname in names:
-                continue
-            names.append(pname)
-    return names
+_base._set_method_table(_registered)
 
 
 def _check_options(cls: type[Method]) -> None:

@@ -262,6 +262,10 @@ _BRANIN_PEAK = float(-branin()(np.array([[-5.0, 0.0]]))[0])
 
 
 def _hidden(name: str, dim: int, seed: int, rescale_values: bool, negate: bool = True) -> Problem:
+    for flag, label in ((rescale_values, "rescale_values"), (negate, "negate")):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"{label} must be a bool, got {type(flag).__name__}")
+    rescale_values, negate = bool(rescale_values), bool(negate)
     base = branin() if name == "branin" else beale()
     dim = check_int(dim, "dim", low=2)
     p = rescale(embed(base, dim, seed=seed), "symmetric")
@@ -314,10 +318,7 @@ def chen_branin(dim: int, *, seed: int = 0, rescale_values: bool = True, negate:
     TypeError
         If ``negate`` or ``rescale_values`` is not a bool.
     """
-    for flag, label in ((rescale_values, "rescale_values"), (negate, "negate")):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"{label} must be a bool, got {type(flag).__name__}")
-    return _hidden("branin", dim, seed, bool(rescale_values), bool(negate))
+    return _hidden("branin", dim, seed, rescale_values, negate)
 
 
 def chen_beale(dim: int, *, seed: int = 0, rescale_values: bool = True) -> Problem:
@@ -337,6 +338,11 @@ def chen_beale(dim: int, *, seed: int = 0, rescale_values: bool = True) -> Probl
     -------
     Problem
         ``structure = {"active_dims": [...]}``.
+
+    Raises
+    ------
+    TypeError
+        If ``rescale_values`` is not a bool.
     """
     return _hidden("beale", dim, seed, rescale_values)
 

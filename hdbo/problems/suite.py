@@ -203,42 +203,35 @@ class _Shifted:
         return self.h(self.xstar + self.width * V)
 
 
-def _shifted_problem(
-    name: str,
-    h: Any,
-    xstar: Array,
-    width: Array,
-    c: Array,
-    *,
-    A: Array | None = None,
-    active: NDArray[np.intp] | None = None,
-    noise_std: float,
-    params: dict[str, Any],
-    structure: dict[str, Any] | None = None,
-) -> Problem:
-    fun = _Shifted(h, xstar, width, c, A=A, active=active)
-    optimizer = c.copy()
+def _draw_shift(name: str, dim: Any, instance: Any, seed: Any,
+                min_dim: int) -> tuple[int, int, np.random.Generator, Array]:
+    """``(D, instance, rng, c)``: ``dim`` and the instance checked, the instance's generator, the shift drawn first."""
+    D = _check_dim(dim, name=name, min_dim=min_dim)
+    instance = _check_instance(instance, seed)
+    rng = _instance_rng(name, instance)
+    return D, instance, rng, rng.random(D)
+
+
+def _shifted_problem(name: str, fun: _Shifted, instance: int, noise_std: float,
+                     structure: dict[str, Any] | None = None) -> Problem:
+    """The problem maximizing ``fun`` on the unit cube, at its shift ``c``."""
+    optimizer = fun.c.copy()
     return Problem(
         fun,
-        Box.unit(c.size),
+        Box.unit(fun.c.size),
         name=name,
         optimum_value=float(fun(optimizer[None, :])[0]) + 0.0,  # + 0.0: no -0.0
         optimizer=optimizer,
         noise_std=noise_std,
         structure=structure,
-        params={"name": name, **params, "noise_std": float(noise_std)},
+        params={"name": name, "dim": fun.c.size, "instance": instance, "noise_std": float(noise_std)},
     )
 
 
 def _full_dim(name: str, h: Any, x_value: float, width: float, dim: int, instance: int | None,
               seed: int | None, noise_std: float, min_dim: int = 1) -> Problem:
-    D = _check_dim(dim, name=name, min_dim=min_dim)
-    instance = _check_instance(instance, seed)
-    c = _instance_rng(name, instance).random(D)
-    return _shifted_problem(
-        name, h, np.full(D, x_value), np.full(D, width), c, noise_std=noise_std,
-        params={"dim": D, "instance": instance},
-    )
+    D, instance, _, c = _draw_shift(name, dim, instance, seed, min_dim)
+    return _shifted_problem(name, _Shifted(h, np.full(D, x_value), np.full(D, width), c), instance, noise_std)
 
 
 def suite_levy(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
@@ -398,30 +391,20 @@ def suite_hartmann6_hidden(dim: int = 300, *, instance: int | None = None, seed:
         As :func:`suite_levy` (``dim`` must be >= 6).
     """
     name = "suite-hartmann6-hidden"
-    D = _check_dim(dim, name=name, min_dim=6)
-    instance = _check_instance(instance, seed)
-    rng = _instance_rng(name, instance)
-    c = rng.random(D)
+    D, instance, rng, c = _draw_shift(name, dim, instance, seed, 6)
     active = rng.choice(D, size=6, replace=False).astype(np.intp)
-    return _shifted_problem(
-        name, _hartmann6, _H6_XSTAR.copy(), np.ones(6), c, active=active, noise_std=noise_std,
-        params={"dim": D, "instance": instance}, structure={"active_dims": active.tolist()},
-    )
+    fun = _Shifted(_hartmann6, _H6_XSTAR.copy(), np.ones(6), c, active=active)
+    return _shifted_problem(name, fun, instance, noise_std, structure={"active_dims": active.tolist()})
 
 
 def _rotated(name: str, h: Any, xstar: Array, width: Array, dim: int, instance: int | None,
              seed: int | None, noise_std: float) -> Problem:
     k = xstar.size
-    D = _check_dim(dim, name=name, min_dim=k)
-    instance = _check_instance(instance, seed)
-    rng = _instance_rng(name, instance)
-    c = rng.random(D)
+    D, instance, rng, c = _draw_shift(name, dim, instance, seed, k)
     Q, _ = np.linalg.qr(rng.standard_normal((D, k)))
     A = np.ascontiguousarray(Q.T)
-    return _shifted_problem(
-        name, h, xstar, width, c, A=A, noise_std=noise_std,
-        params={"dim": D, "instance": instance}, structure={"subspace": A.tolist()},
-    )
+    return _shifted_problem(name, _Shifted(h, xstar, width, c, A=A), instance, noise_std,
+                            structure={"subspace": A.tolist()})
 
 
 def suite_hartmann6_rotated(dim: int = 100, *, instance: int | None = None, seed: int | None = None,

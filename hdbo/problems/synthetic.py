@@ -24,6 +24,7 @@ References
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,6 +56,21 @@ def _check_dim(dim: object, *, name: str, min_dim: int = 1) -> int:
 
 def _cube(dim: int, low: float, high: float) -> Box:
     return Box(np.full(dim, low), np.full(dim, high))
+
+
+def _any_dim_problem(name: str, fun: Callable[[NDArray[np.float64]], NDArray[np.float64]], dim: object, low: float,
+                     high: float, *, optimizer_value: float, noise_std: float, min_dim: int = 1) -> Problem:
+    """A problem of any dimension on ``[low, high]^D``, optimum 0 at ``(optimizer_value, ..., optimizer_value)``."""
+    D = _check_dim(dim, name=name, min_dim=min_dim)
+    return Problem(
+        fun,
+        _cube(D, low, high),
+        name=name,
+        optimum_value=0.0,
+        optimizer=np.full(D, optimizer_value),
+        noise_std=noise_std,
+        params={"name": name, "dim": D, "noise_std": float(noise_std)},
+    )
 
 
 # --------------------------------------------------------------------------- 2-D functions
@@ -380,16 +396,7 @@ def ackley(dim: int, *, noise_std: float = 0.0) -> Problem:
     ----------
     .. [1] D. H. Ackley, "A connectionist machine for genetic hillclimbing", Kluwer, 1987.
     """
-    D = _check_dim(dim, name="ackley")
-    return Problem(
-        _ackley,
-        _cube(D, -32.768, 32.768),
-        name="ackley",
-        optimum_value=0.0,
-        optimizer=np.zeros(D),
-        noise_std=noise_std,
-        params={"name": "ackley", "dim": D, "noise_std": float(noise_std)},
-    )
+    return _any_dim_problem("ackley", _ackley, dim, -32.768, 32.768, optimizer_value=0.0, noise_std=noise_std)
 
 
 def _levy(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -438,16 +445,7 @@ def levy(dim: int, *, noise_std: float = 0.0) -> Problem:
     .. [1] A. V. Levy and A. Montalvo, "The tunneling algorithm for the global minimization
        of functions", SIAM J. Sci. Stat. Comput. 6(1), 1985.
     """
-    D = _check_dim(dim, name="levy")
-    return Problem(
-        _levy,
-        _cube(D, -10.0, 10.0),
-        name="levy",
-        optimum_value=0.0,
-        optimizer=np.ones(D),
-        noise_std=noise_std,
-        params={"name": "levy", "dim": D, "noise_std": float(noise_std)},
-    )
+    return _any_dim_problem("levy", _levy, dim, -10.0, 10.0, optimizer_value=1.0, noise_std=noise_std)
 
 
 def _hyper_ellipsoid(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -495,16 +493,8 @@ def hyper_ellipsoid(dim: int, *, noise_std: float = 0.0) -> Problem:
     .. [1] B. Tran-The, S. Gupta, S. Rana, S. Venkatesh, "Trading convergence rate with
        computational budget in high dimensional Bayesian optimization", AAAI 2020.
     """
-    D = _check_dim(dim, name="hyper-ellipsoid")
-    return Problem(
-        _hyper_ellipsoid,
-        _cube(D, -65.536, 65.536),
-        name="hyper-ellipsoid",
-        optimum_value=0.0,
-        optimizer=np.zeros(D),
-        noise_std=noise_std,
-        params={"name": "hyper-ellipsoid", "dim": D, "noise_std": float(noise_std)},
-    )
+    return _any_dim_problem("hyper-ellipsoid", _hyper_ellipsoid, dim, -65.536, 65.536, optimizer_value=0.0,
+                            noise_std=noise_std)
 
 
 def _rosenbrock(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -544,16 +534,8 @@ def rosenbrock(dim: int, *, noise_std: float = 0.0) -> Problem:
     .. [1] H. H. Rosenbrock, "An automatic method for finding the greatest or least value of
        a function", The Computer Journal 3(3), 1960.
     """
-    D = _check_dim(dim, name="rosenbrock", min_dim=2)
-    return Problem(
-        _rosenbrock,
-        _cube(D, -5.0, 10.0),
-        name="rosenbrock",
-        optimum_value=0.0,
-        optimizer=np.ones(D),
-        noise_std=noise_std,
-        params={"name": "rosenbrock", "dim": D, "noise_std": float(noise_std)},
-    )
+    return _any_dim_problem("rosenbrock", _rosenbrock, dim, -5.0, 10.0, optimizer_value=1.0, noise_std=noise_std,
+                            min_dim=2)
 
 
 # --------------------------------------------------------------------------- registration

@@ -264,18 +264,6 @@ def test_workers_send_evaluations_to_an_in_memory_store(tmp_path):
                 assert a.errors == b.errors
 
 
-class _FakeTTY(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-@pytest.fixture
-def no_tqdm(monkeypatch):
-    """As if tqdm were not installed."""
-    monkeypatch.setitem(sys.modules, "tqdm", None)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-
-
 def test_progress_counts_evaluations_in_ci_logs(tmp_path, monkeypatch, no_tqdm):
     """Not a TTY: a line per 10% of the evaluations, the run's best regret, nothing redrawn."""
     log = io.StringIO()
@@ -306,14 +294,14 @@ def test_progress_total_is_the_remaining_budget(tmp_path, monkeypatch, no_tqdm):
     assert lines[-1].startswith("hdbo: 5/5 eval (100%)")  # then the failed run's 8 leave the total
 
 
-def test_progress_on_a_terminal_without_tqdm(tmp_path, monkeypatch, no_tqdm):
-    tty = _FakeTTY()
+def test_progress_on_a_terminal_without_tqdm(tmp_path, monkeypatch, no_tqdm, fake_tty):
+    tty = fake_tty()
     monkeypatch.setattr(sys, "stderr", tty)
     run_many(tmp_path / "p.db", [make_config(seed=s, budget=3) for s in range(2)], progress=True)
     text = tty.getvalue()
     assert text.startswith("\r") and text.endswith("\n") and text.count("\n") == 1
     assert "hdbo: 6/6 eval (100%)" in text.rsplit("\r", 1)[-1]
-    quiet = _FakeTTY()
+    quiet = fake_tty()
     monkeypatch.setattr(sys, "stderr", quiet)
     run_many(tmp_path / "q.db", [make_config(seed=0, budget=2)], progress=False)
     assert quiet.getvalue() == ""

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hdbo.problems import chen_branin, get
+from hdbo.problems import chen_beale, chen_branin, get
 
 
 def _grid(n=401):
@@ -44,3 +44,9 @@ def test_negate_must_be_a_bool():
         chen_branin(4, negate="no")
     with pytest.raises(TypeError, match="rescale_values"):
         chen_branin(4, rescale_values=1)
+
+
+def test_chen_beale_checks_rescale_values_as_chen_branin_does():
+    with pytest.raises(TypeError, match="rescale_values must be a bool, got str"):
+        chen_beale(4, rescale_values="no")
+    assert chen_beale(4, rescale_values=np.bool_(False)).optimum_value == chen_beale(4, rescale_values=False).optimum_value
