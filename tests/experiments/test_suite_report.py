@@ -432,3 +432,20 @@ def test_overview_gains_a_column_for_hdbo_through_optuna_when_it_ran(tmp_path):
     s2 = _write_summary(tmp_path / "s2.csv.gz", _runs("P", {("auto", AUTO): 5.0, ("random", "Random"): 6.0}))
     md2 = write_suite_report([s2], tmp_path / "r2.md").read_text()
     assert "hdbo through Optuna" not in md2
+
+
+def test_hdbo_through_optuna_is_paired_with_auto_by_instance(tmp_path):
+    def run(method, label, seed, best):
+        return dict(problem="P", method=method, label=label, seed=seed, f=[-best - 1.0, -best, -best - 2.0, -best - 3.0])
+
+    # through Optuna better on instances 1 and 2, worse on 3, equal on 4
+    auto = [run("auto", AUTO, s, b) for s, b in zip((1, 2, 3, 4), (5.0, 5.0, 5.0, 5.0))]
+    opt = [run("hdbo-optuna", "hdbo through Optuna", s, b) for s, b in zip((1, 2, 3, 4), (4.0, 4.5, 6.0, 5.0))]
+    s = _write_summary(tmp_path / "s.csv.gz", auto + opt + _runs("P", {("random", "Random"): 7.0}, seeds=(1, 2, 3, 4)))
+    md = write_suite_report([s], tmp_path / "r.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("**hdbo through Optuna against hdbo auto:**"))
+    assert "over the 4 (problem, instance) runs both finished in 1 cells" in line
+    assert "better best value on 2, the worse on 1 and an equal one on 1" in line
+    assert "p = 1" in line  # 2 of 3 decided pairs: no evidence either way
+    s2 = _write_summary(tmp_path / "s2.csv.gz", auto)
+    assert "against hdbo auto" not in write_suite_report([s2], tmp_path / "r2.md").read_text()
