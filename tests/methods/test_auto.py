@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from numpy.testing import assert_allclose
 
 import hdbo
 from hdbo.methods import Method, make_method
@@ -190,6 +191,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     ("strategy", "turbo", ValueError), ("incumbent", "best", ValueError),
     ("bandit_window", 0, ValueError), ("bandit_window", 2.5, TypeError), ("xi", -1.0, ValueError),
     ("ucb_beta", -1.0, ValueError), ("ucb_beta", "nope", ValueError),
+    ("global_search", "direct", ValueError), ("global_search", 1, ValueError),
 ])
 def test_invalid_options_name_the_argument(option, value, error):
     with pytest.raises(error, match=option):
@@ -216,3 +218,57 @@ def test_observed_incumbent_is_the_best_value():
     finally:
         LogEI.__init__ = orig
     assert seen == [pytest.approx(float(np.max(m.y_obs)))]
+
+
+def _global_search_calls(global_search, maximizer="local"):
+    """The maximizers (by name) and their options that one global-arm proposal calls."""
+    from hdbo.methods import auto as auto_module
+
+    calls = []
+    real = auto_module.maximize
+
+    def spy(name, fun, bounds, **kw):
+        calls.append((name, kw, np.asarray(bounds.bounds if hasattr(bounds, "bounds") else bounds)))
+        return real(name, fun, bounds, **kw)
+
+    m = make_method("auto", [(0.0, 1.0)] * 4, seed=0, n_init=5, acq_budget=400, strategy="global",
+                    global_search=global_search, maximizer=maximizer)
+    for x in np.random.default_rng(1).random((5, 4)):
+        m.tell(x, -_sphere(x))
+    auto_module.maximize = spy
+    try:
+        x = m.ask()
+    finally:
+        auto_module.maximize = real
+    return m, x, calls
+
+
+def test_raw_samples_global_search_screens_the_box_then_polishes():
+    """global_search="raw-samples": uniform points of the whole box and the best observed
+    points screened, L-BFGS-B from the best 10, all within the acquisition budget."""
+    m, x, calls = _global_search_calls("raw-samples")
+    assert m.global_search == "raw-samples"
+    [(name, kw, bounds)] = calls
+    assert name == "lbfgsb" and kw["n_starts"] == 10 and kw["budget"] == 400
+    assert kw["n_raw"] == 200  # at most half the budget (512 with the default budget in D >= 6)
+    assert_allclose(bounds, [[0.0, 1.0]] * 4)
+    best5 = m.X_obs[np.argsort(-m.y_obs)[:5]]
+    assert_allclose(kw["x0_candidates"], best5)
+    assert 0 < m.last_acq_nfev_ <= 400 and np.all((x >= 0) & (x <= 1))
+
+
+def test_local_global_search_runs_the_maximizer():
+    """global_search="local" (default): the global arm runs the method's maximizer, as it does
+    with any maximizer other than "local" whatever the option says."""
+    from hdbo.methods import auto as auto_module
+
+    assert _global_search_calls("local")[2] == []  # the spy sees no lbfgsb call: GPMethod._maximize ran
+    assert _global_search_calls("raw-samples", maximizer="direct")[2] == []
+    assert auto_module._GLOBAL_SEARCHES == ("local", "raw-samples")
+    assert make_method("auto", [(0.0, 1.0)] * 2).global_search == "local"
+
+
+def test_global_search_is_kept_in_the_state():
+    m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, global_search="raw-samples")
+    again = Method.from_state(json.loads(json.dumps(m.state_dict())))
+    assert again.global_search == "raw-samples"
