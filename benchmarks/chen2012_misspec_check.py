@@ -4,6 +4,8 @@ Usage: OMP_NUM_THREADS=1 python benchmarks/chen2012_misspec_check.py CELL VARIAN
   CELL    : e.g. fdt:nv=0.025  gpt:bw=0.001   (options of make_method("hds"))
   VARIANT : ours | delta_true (FDT delta = 3 * true b = 0.3) | tie_random (GPT random tie-break)
 Seeding as hdbo.experiments.runner (problem seed s, method_seed(s), noise_generator(s)).
+Since the fixes of issue 20, VARIANT 'ours' runs the fixed code: GPT breaks ties at random, as
+'tie_random_grid' does (the two give identical runs), and CELL may set fdt_delta (e.g. fdt:bw=0.001,fdt_delta=0.3).
 """
 import json, math, sys, time
 import numpy as np

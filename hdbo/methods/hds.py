@@ -14,6 +14,10 @@ Choices (SPEC.md P2.A.6 where the paper is silent):
   selected coordinates S (length-scale ``b / sqrt(2)`` in hdbo's convention), no
   standardization. ``fit_hyperparameters=True`` instead fits an SE kernel (and, with
   ``fit_noise=True``, the noise) by marginal likelihood on standardized outputs.
+* FDT's pair distance is the paper's ``delta = 3 b`` from the ``bandwidth`` told to the method,
+  unless ``fdt_delta`` sets it: with a wrong ``bandwidth``, ``delta = 3 b_hat`` puts the pair
+  at the wrong scale (``b_hat = 0.001`` makes active nodes look constant), while a fixed
+  ``delta`` makes FDT independent of ``b`` (``docs/reproductions/chen2012-misspec-diagnosis.md``).
 * All observations of phase 1 are reused in phase 2 (only their selected coordinates matter).
 * ``beta="chen2012"`` (default) is beta_t of Theorem 4.1 with ``d = |S|`` and ``delta_o = 0.1``
   (``beta_params={"delta": ...}``), with ``t`` the index of the query in the whole run (HDS
@@ -419,6 +423,14 @@ class HDS(SelectThenOptimize):
         Lower LLR threshold ``Theta_0`` (node inactive).
     fdt_factor : float, default 0.95
         ``sigma_1^2 = 2 (fdt_factor sigma_s^2 + sigma^2)`` (FDT).
+    fdt_delta : float, optional
+        FDT's pair distance ``delta`` (the pair is ``z`` and ``z + delta``), a positive finite
+        float; values above 2 are capped at 2. None (default) is the paper's ``delta = 3 b``
+        with ``b`` the ``bandwidth`` option. Setting it keeps the pair at the problem's scale
+        when the ``bandwidth`` told to the method is wrong: with ``delta`` fixed, FDT does not
+        use ``b`` at all (``sigma_1^2`` uses the constant ``fdt_factor``), as in the paper's
+        robustness-to-``b`` experiment (Sec. 5, Fig. 3; see
+        ``docs/reproductions/chen2012-misspec-diagnosis.md``). GPT ignores it.
     grid_size : int, default 201
         Grid of the GPT sampling rule on ``[-1, 1]``.
     gpt_offset_variance : float, default 0.0
@@ -477,6 +489,7 @@ class HDS(SelectThenOptimize):
         theta1: float = 10.0,
         theta0: float = -10.0,
         fdt_factor: float = 0.95,
+        fdt_delta: float | None = None,
         grid_size: int = 201,
         gpt_offset_variance: float = 0.0,
         **kwargs: Any,
@@ -484,6 +497,7 @@ class HDS(SelectThenOptimize):
         super().__init__(bounds, **kwargs)
         self.test, self.theta1, self.theta0 = test, theta1, theta0
         self.fdt_factor = fdt_factor
+        self.fdt_delta = check_real(fdt_delta, "fdt_delta", low=0, low_inclusive=False, allow_none=True)
         self.grid_size = check_int(grid_size, "grid_size", low=2, high=MAX_COUNT)
         self.gpt_offset_variance = gpt_offset_variance
         background = self.rng.uniform(-1.0, 1.0, self.dim)  # x0, drawn before any query
@@ -550,8 +564,8 @@ class HDS(SelectThenOptimize):
         return HDSSelector(
             self.dim, background=background, test=self.test, theta1=self.theta1, theta0=self.theta0,
             bandwidth=self.bandwidth, signal_variance=self.signal_variance, noise_variance=self.noise_variance,
-            max_evaluations=self.selection_limit, fdt_factor=self.fdt_factor, grid_size=self.grid_size,
-            offset_variance=self.gpt_offset_variance)
+            max_evaluations=self.selection_limit, fdt_factor=self.fdt_factor, delta=self.fdt_delta,
+            grid_size=self.grid_size, offset_variance=self.gpt_offset_variance)
 
     def _step_points(self) -> list[NDArray[np.float64]]:
         """The design points of the test step in progress that the selector has not consumed, in order.

@@ -35,8 +35,14 @@ Choices where the paper is silent (SPEC.md P2.A.2, P2.A.7):
 * FDT draws ``z ~ U[-1, 1 - delta]`` so that ``z + delta`` stays in the box; ``delta`` is
   capped at 2 (then ``z = -1``, ``z + delta = 1``), for bandwidths misestimated upwards.
 * Split: the sorted coordinates of a node, first ``ceil(|I|/2)`` to the left child.
-* GPT grid: 201 points on ``[-1, 1]``; exact ties of the index go to the node created first
-  and the lowest grid point. A grid point may be sampled again.
+* GPT grid: 201 points on ``[-1, 1]``. The node with the largest maximum of the index is
+  sampled (ties: the node created first); among that node's grid points whose index is within
+  ``1e-12`` (relative) of its maximum, one is drawn uniformly at random with the ``rng`` given
+  to :meth:`HDSSelector.propose`. The paper maximizes over the continuum and states no tie
+  rule; ties are common (a fresh node's index is flat, and grid points beyond H1's correlation
+  range have identical indices), and taking the lowest grid point would sweep neighbouring
+  points ``0.01`` apart, which a wrong (small) ``b`` turns into a failed test
+  (``docs/reproductions/chen2012-misspec-diagnosis.md``). A grid point may be sampled again.
 * A failed evaluation (NaN) is not shown to a test: it drops the pending FDT pair; for GPT
   the grid point is excluded for that node.
 * ``sigma_1^2`` uses the factor 0.95 the paper prints (``fdt_factor``); the exact value for
@@ -444,7 +450,9 @@ class HDSSelector:
         Parameters
         ----------
         rng : numpy.random.Generator
-            Source of the FDT positions (GPT is deterministic).
+            Source of the FDT positions and of GPT's choice among grid points whose index ties
+            (a GPT step with a unique maximum draws nothing). Nothing is drawn while a step is
+            pending.
 
         Returns
         -------
@@ -465,13 +473,18 @@ class HDSSelector:
                 self.pending = {"node": node.id, "z": z, "stage": 0, "y_first": None}
             else:
                 best, best_val = None, -np.inf
-                for node in self.nodes:
+                for node in self.nodes:  # node with the largest index; ties: the node created first
                     ucb = self._gpt_index(node)
-                    j = int(np.argmax(ucb))
-                    if ucb[j] > best_val:
-                        best, best_val = (node.id, j), float(ucb[j])
+                    top = float(np.max(ucb))
+                    if top > best_val:
+                        best, best_val = node, top
                 if best is None:  # every grid point of every node failed: fall back to the first node
                     best = (self.nodes[0].id, 0)
+                else:  # grid points of that node tying with its maximum: one uniformly at random
+                    ucb = self._gpt_index(best)
+                    ties = np.flatnonzero(ucb >= best_val - 1e-12 * max(1.0, abs(best_val)))
+                    j = int(ties[rng.integers(ties.size)]) if ties.size > 1 else int(ties[0])
+                    best = (best.id, j)
                 self.pending = {"node": best[0], "z": float(self.grid[best[1]]), "grid_index": best[1], "stage": 0}
         node = self._node(self.pending["node"])
         z = self.pending["z"] + (self.delta if self.pending["stage"] == 1 else 0.0)

@@ -149,3 +149,53 @@ def test_tampered_selector_coordinates_raise_state_error(value):
     state["method"]["internal"]["selector"]["nodes"][-1]["dims"][0] = value
     with pytest.raises(StateError, match=r"HDS node \d+ has coordinates outside \[0, 6\)"):
         hdbo.Optimizer.from_state(state)
+
+
+def test_fdt_delta_sets_the_pair_distance_and_is_kept_in_the_state():
+    from hdbo.methods.registry import option_names
+
+    assert "fdt_delta" in option_names(type(make_method("hds", [(-1, 1)] * 4)))
+    default = make_method("hds", [(-1, 1)] * 8, seed=0, bandwidth=0.05)
+    assert default.fdt_delta is None and default.selector_.delta == pytest.approx(0.15)  # 3 b
+    capped = make_method("hds", [(-1, 1)] * 8, seed=0, bandwidth=1.0)
+    assert capped.selector_.delta == 2.0
+    m = make_method("hds", [(-1, 1)] * 8, seed=0, bandwidth=0.001, fdt_delta=0.3, optimize=False)
+    assert m.fdt_delta == 0.3 and m.selector_.delta == 0.3 and m.get_params()["fdt_delta"] == 0.3
+    x1, x2 = m.ask(2)
+    assert np.allclose(x2 - x1, np.where(np.abs(x2 - x1) > 0, 0.3, 0.0))  # the root's pair, 0.3 apart
+    m.tell(np.stack([x1, x2]), [0.0, 1.0])
+    state = json.loads(json.dumps(m.state_dict()))
+    back = Method.from_state(state)
+    assert back.fdt_delta == 0.3 and back.selector_.delta == 0.3
+    np.testing.assert_array_equal(back.ask(), m.ask())
+
+
+@pytest.mark.parametrize("test", ["fdt", "gpt"])
+def test_fdt_with_a_fixed_delta_does_not_depend_on_the_bandwidth(test):
+    # Chen et al. Fig. 3: with the pair distance fixed at 3 b = 0.3 of the problem, FDT told a
+    # wrong b runs exactly as with the right one; with delta = 3 b_hat it misses the active set.
+    problem = gp_sample(32, d=2, seed=11, n_features=2048)
+
+    def run(**options):
+        m = make_method("hds", problem.bounds, seed=3, test=test, optimize=False, budget=2000,
+                        structure=problem.structure, noise_variance=0.1, **options)
+        run_noisy(m, problem, 0.1, seed=4)
+        return m
+
+    right = run()
+    fixed = run(bandwidth=0.001, fdt_delta=0.3)
+    if test == "fdt":
+        assert right.diagnostics()["recovered"] is True
+        # the same run: the same points (0.3 vs 3 * 0.1 differ in the last bit), count and selection
+        assert fixed.n_told == right.n_told and fixed.selected_ == right.selected_
+        np.testing.assert_allclose(fixed.X_all, right.X_all, rtol=0, atol=1e-12)
+        assert run(bandwidth=0.001).diagnostics()["recovered"] is False
+    else:  # GPT ignores fdt_delta: the same run as without it
+        np.testing.assert_array_equal(fixed.X_all, run(bandwidth=0.001).X_all)
+
+
+@pytest.mark.parametrize("value, error", [(0.0, ValueError), (-0.3, ValueError), (float("nan"), ValueError),
+                                          (float("inf"), ValueError), ("0.3", TypeError), (True, TypeError)])
+def test_fdt_delta_is_validated(value, error):
+    with pytest.raises(error, match="fdt_delta"):
+        make_method("hds", [(-1, 1)] * 4, fdt_delta=value)

@@ -142,27 +142,65 @@ def test_fdt_samples_the_node_with_largest_llr():
     assert np.all(x[:4] == x[0]) and np.all(x[4:] == 0.0)
 
 
+def _index(node, grid, bandwidth=0.1):
+    """``E[LLR] + sqrt(V[LLR])`` of a node on the grid, from the module's formulas."""
+    kw = dict(signal_variance=1.0, bandwidth=bandwidth, noise_variance=0.1)
+    m0, v0 = gpt_predictive(node.z, node.y, grid, hypothesis=0, **kw)
+    m1, v1 = gpt_predictive(node.z, node.y, grid, hypothesis=1, **kw)
+    E, V = gpt_llr_moments(m0, v0, m1, v1)
+    return E + np.sqrt(V)
+
+
 def test_gpt_proposes_the_argmax_of_the_index():
-    rng = np.random.default_rng(3)
     sel = HDSSelector(4, background=np.zeros(4), test="gpt", grid_size=41)
     sel.nodes[0].llr = 20.0
     sel._decide(sel.nodes[0])
     a, b = sel.nodes
     a.z, a.y = [0.0, 0.5], [0.0, 0.0]  # a flat node: small index
     b.z, b.y = [0.0], [1.5]             # a varying one
-    best = None
-    for node in (a, b):
-        kw = dict(signal_variance=1.0, bandwidth=0.1, noise_variance=0.1)
-        m0, v0 = gpt_predictive(node.z, node.y, sel.grid, hypothesis=0, **kw)
-        m1, v1 = gpt_predictive(node.z, node.y, sel.grid, hypothesis=1, **kw)
-        E, V = gpt_llr_moments(m0, v0, m1, v1)
-        ucb = E + np.sqrt(V)
-        j = int(np.argmax(ucb))
-        if best is None or ucb[j] > best[0]:
-            best = (ucb[j], node.dims, sel.grid[j])
+    ucb_a, ucb_b = _index(a, sel.grid), _index(b, sel.grid)
+    assert ucb_b.max() > ucb_a.max()  # node b is sampled
+    # b's far grid points (beyond H1's correlation range) tie at its maximum: a tie to break
+    top = np.flatnonzero(ucb_b >= ucb_b.max() - 1e-12 * max(1.0, abs(ucb_b.max())))
+    assert top.size > 1
+    seen = set()
+    for seed in range(20):
+        fresh = HDSSelector.from_state(sel.state_dict())
+        x = fresh.propose(np.random.default_rng(seed))
+        assert np.all(x[a.dims] == 0.0)  # the other node and the background are untouched
+        z = x[b.dims]
+        assert np.all(z == z[0])
+        j = int(np.flatnonzero(sel.grid == z[0])[0])
+        assert j in top  # the point attains b's maximal index
+        seen.add(j)
+    assert len(seen) > 1  # ties are broken at random, not always at the lowest point
+
+
+def test_gpt_breaks_ties_at_random_and_takes_a_unique_argmax():
+    # A fresh node's index is flat (H0 and H1 agree before any data): every grid point ties.
+    lowest = []
+    chosen = []
+    for seed in range(10):
+        sel = HDSSelector(3, background=np.zeros(3), test="gpt", grid_size=201)
+        assert np.ptp(_index(sel.nodes[0], sel.grid)) == 0.0
+        z = float(sel.propose(np.random.default_rng(seed))[0])
+        again = HDSSelector(3, background=np.zeros(3), test="gpt", grid_size=201)
+        assert float(again.propose(np.random.default_rng(seed))[0]) == z  # deterministic under the seed
+        assert float(sel.propose(np.random.default_rng(seed + 99))[0]) == z  # pending: nothing redrawn
+        lowest.append(z == -1.0)
+        chosen.append(z)
+    assert not all(lowest) and len(set(chosen)) >= 8
+    # A unique maximum is taken, and no random number is drawn for it.
+    sel = HDSSelector(3, background=np.zeros(3), test="gpt", grid_size=41)
+    node = sel.nodes[0]
+    node.z, node.y = [-0.3, 0.0, 0.3], [0.2, 1.4, -0.1]  # data varying on H1's scale: a peaked index
+    ucb = _index(node, sel.grid)
+    j = int(np.argmax(ucb))
+    assert np.sum(ucb >= ucb[j] - 1e-12 * max(1.0, abs(ucb[j]))) == 1
+    rng = np.random.default_rng(5)
+    before = rng.bit_generator.state
     x = sel.propose(rng)
-    _, dims, z = best
-    assert np.all(x[dims] == z) and np.all(np.delete(x, dims) == 0.0)
+    assert np.all(x == sel.grid[j]) and rng.bit_generator.state == before
 
 
 def test_inactive_root_stops_with_nothing_selected():
