@@ -40,6 +40,7 @@ from .suite import (  # also registers them (the issue-18 comparison suite; suit
 )
 from .science_tasks import cascade_thresholds, galaxy_likelihood  # also registers them (issue 22: SDSS and VJ substitutes; cascade needs scikit-learn)
 from .ml_tasks import nn_weights, ramp_loss  # also registers them (issue 22: the MS-UCB paper's MNIST network and Gisette ramp loss, substitutes; need scikit-learn)
+from . import suite, synthetic  # their __all__ lists below
 
 __all__ = [
     "Problem",
@@ -50,14 +51,7 @@ __all__ = [
     "register_problem",
     "embed",
     "rescale",
-    "branin",
-    "beale",
-    "camelback",
-    "hartmann6",
-    "ackley",
-    "levy",
-    "hyper_ellipsoid",
-    "rosenbrock",
+    *synthetic.__all__,
     "trimodal",
     "additive_trimodal",
     "projected_trimodal",
@@ -70,15 +64,7 @@ __all__ = [
     "quadmix",
     "chen_branin",
     "chen_beale",
-    "suite_levy",
-    "suite_ackley",
-    "suite_styblinski_tang",
-    "suite_rosenbrock",
-    "suite_hartmann6_hidden",
-    "suite_hartmann6_rotated",
-    "suite_branin_rotated",
-    "suite_svm",
-    "suite_halfcheetah",
+    *(name for name in suite.__all__ if name != "PROBLEM_IDS"),  # the suite's factories
     "galaxy_likelihood",
     "cascade_thresholds",
     "nn_weights",

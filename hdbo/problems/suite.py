@@ -103,6 +103,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .._validation import check_int
 from ..space import Box
 from .base import Problem
@@ -228,26 +229,48 @@ def _shifted_problem(name: str, fun: _Shifted, instance: int, noise_std: float,
     )
 
 
+def _shifted_doc(dim: int, min_dim: int, drawn: str = "the shift ``c`` is") -> dict[str, str]:
+    """The Parameters and Raises sections of a shifted problem's docstring, for :func:`fill_doc`.
+
+    ``dim`` is the factory's default dimension, ``min_dim`` the smallest allowed, and ``drawn``
+    ends the sentence "Instance (>= 0) from which ..." (what the instance draws).
+    """
+    return {
+        "parameters": f"""
+            Parameters
+            ----------
+            dim : int, default {dim}
+                Dimension ``D >= {min_dim}``.
+            instance : int, optional
+                Instance (>= 0) from which {drawn} drawn;
+                0 for development, 1-5 for reports.
+            seed : int, optional
+                The instance when ``instance`` is not given (the registry passes its ``seed``).
+            noise_std : float, default 0.0
+                Standard deviation of the observation noise.
+            """,
+        "raises": f"""
+            Raises
+            ------
+            TypeError, ValueError
+                If ``dim`` is not an int >= {min_dim}, ``instance`` not an int >= 0 or ``noise_std`` not
+                a finite number >= 0.
+            """,
+    }
+
+
 def _full_dim(name: str, h: Any, x_value: float, width: float, dim: int, instance: int | None,
               seed: int | None, noise_std: float, min_dim: int = 1) -> Problem:
     D, instance, _, c = _draw_shift(name, dim, instance, seed, min_dim)
     return _shifted_problem(name, _Shifted(h, np.full(D, x_value), np.full(D, width), c), instance, noise_std)
 
 
+@fill_doc(**_shifted_doc(100, 1))
 def suite_levy(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
                noise_std: float = 0.0) -> Problem:
     """Levy, negated, on its usual domain ``[-10, 10]^D`` translated at random (see the module).
 
-    Parameters
-    ----------
-    dim : int, default 100
-        Dimension ``D >= 1``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` is drawn; 0 for development, 1-5 for reports.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -255,29 +278,17 @@ def suite_levy(dim: int = 100, *, instance: int | None = None, seed: int | None 
         On ``[0, 1]^D``; ``f(u) = levy(1 + 20 (u - c))``; ``optimizer = c``,
         ``optimum_value = 0``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``dim`` is not an int >= 1, ``instance`` not an int >= 0 or ``noise_std`` not a
-        finite number >= 0.
+    %(raises)s
     """
     return _full_dim("suite-levy", _levy, 1.0, 20.0, dim, instance, seed, noise_std)
 
 
+@fill_doc(**_shifted_doc(100, 1))
 def suite_ackley(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
                  noise_std: float = 0.0) -> Problem:
     """Ackley, negated, on its usual domain ``[-32.768, 32.768]^D`` translated at random.
 
-    Parameters
-    ----------
-    dim : int, default 100
-        Dimension ``D >= 1``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` is drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -285,14 +296,12 @@ def suite_ackley(dim: int = 100, *, instance: int | None = None, seed: int | Non
         On ``[0, 1]^D``; ``f(u) = ackley(65.536 (u - c))``; ``optimizer = c``,
         ``optimum_value = 0``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy`.
+    %(raises)s
     """
     return _full_dim("suite-ackley", _ackley, 0.0, 65.536, dim, instance, seed, noise_std)
 
 
+@fill_doc(**_shifted_doc(100, 1))
 def suite_styblinski_tang(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
                           noise_std: float = 0.0) -> Problem:
     r"""Styblinski-Tang, negated, on its usual domain ``[-5, 5]^D`` translated at random.
@@ -301,16 +310,7 @@ def suite_styblinski_tang(dim: int = 100, *, instance: int | None = None, seed: 
 
         F(x) = \frac{1}{2} \sum_{i=1}^{D} \left(x_i^4 - 16 x_i^2 + 5 x_i\right), \qquad f = -F.
 
-    Parameters
-    ----------
-    dim : int, default 100
-        Dimension ``D >= 1``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` is drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -319,10 +319,7 @@ def suite_styblinski_tang(dim: int = 100, *, instance: int | None = None, seed: 
         root of ``4 t^3 - 32 t + 5`` refined by Newton's method); ``optimizer = c``,
         ``optimum_value = 39.16616570377142 D`` (computed at ``t*``).
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy`.
+    %(raises)s
 
     References
     ----------
@@ -333,20 +330,12 @@ def suite_styblinski_tang(dim: int = 100, *, instance: int | None = None, seed: 
     return _full_dim("suite-styblinski-tang", _styblinski_tang, _ST_XSTAR, 10.0, dim, instance, seed, noise_std)
 
 
+@fill_doc(**_shifted_doc(60, 2))
 def suite_rosenbrock(dim: int = 60, *, instance: int | None = None, seed: int | None = None,
                      noise_std: float = 0.0) -> Problem:
     """Rosenbrock, negated, on its usual domain ``[-5, 10]^D`` translated at random.
 
-    Parameters
-    ----------
-    dim : int, default 60
-        Dimension ``D >= 2``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` is drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -354,10 +343,7 @@ def suite_rosenbrock(dim: int = 60, *, instance: int | None = None, seed: int | 
         On ``[0, 1]^D``; ``f(u) = rosenbrock(1 + 15 (u - c))``; ``optimizer = c``,
         ``optimum_value = 0``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy` (``dim`` must be >= 2).
+    %(raises)s
     """
     return _full_dim("suite-rosenbrock", _rosenbrock, 1.0, 15.0, dim, instance, seed, noise_std, min_dim=2)
 
@@ -367,16 +353,7 @@ def suite_hartmann6_hidden(dim: int = 300, *, instance: int | None = None, seed:
                            noise_std: float = 0.0) -> Problem:
     """Hartmann-6 on 6 random coordinates among ``D`` (axis-aligned), translated at random.
 
-    Parameters
-    ----------
-    dim : int, default 300
-        Dimension ``D >= 6``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` and the active coordinates are drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -385,10 +362,7 @@ def suite_hartmann6_hidden(dim: int = 300, *, instance: int | None = None, seed:
         (any values of the other coordinates are equally optimal), ``optimum_value =
         3.32236801141...``; ``structure = {"active_dims": active}``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy` (``dim`` must be >= 6).
+    %(raises)s
     """
     name = "suite-hartmann6-hidden"
     D, instance, rng, c = _draw_shift(name, dim, instance, seed, 6)
@@ -407,21 +381,14 @@ def _rotated(name: str, h: Any, xstar: Array, width: Array, dim: int, instance: 
                             structure={"subspace": A.tolist()})
 
 
+@fill_doc(**_shifted_doc(100, 6, 'the shift ``c`` and the orthonormal rows ``A`` (6 x D) are'))
 def suite_hartmann6_rotated(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
                             noise_std: float = 0.0) -> Problem:
     """Hartmann-6 through a random rotation: ``f(u) = hartmann6(x* + A (u - c))``.
 
-    Parameters
-    ----------
-    dim : int, default 100
-        Dimension ``D >= 6`` (the suite uses 100 and 300).
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` and the orthonormal rows ``A`` (6 x D) are
-        drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    The suite uses ``D = 100`` and ``D = 300``.
+
+    %(parameters)s
 
     Returns
     -------
@@ -431,29 +398,17 @@ def suite_hartmann6_rotated(dim: int = 100, *, instance: int | None = None, seed
         image ``x* + A (u - c)`` leaves ``[0, 1]^6`` are evaluated by the Hartmann formula
         itself, not clipped (no such point beats the optimum; see the module docstring).
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy` (``dim`` must be >= 6).
+    %(raises)s
     """
     return _rotated("suite-hartmann6-rotated", _hartmann6, _H6_XSTAR.copy(), np.ones(6), dim, instance, seed, noise_std)
 
 
+@fill_doc(**_shifted_doc(100, 2, 'the shift ``c`` and the orthonormal rows ``A`` (2 x D) are'))
 def suite_branin_rotated(dim: int = 100, *, instance: int | None = None, seed: int | None = None,
                          noise_std: float = 0.0) -> Problem:
     """Branin through a random rotation: ``f(u) = branin(x* + 15 A (u - c))``.
 
-    Parameters
-    ----------
-    dim : int, default 100
-        Dimension ``D >= 2``.
-    instance : int, optional
-        Instance (>= 0) from which the shift ``c`` and the orthonormal rows ``A`` (2 x D) are
-        drawn.
-    seed : int, optional
-        The instance when ``instance`` is not given (the registry passes its ``seed``).
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -463,10 +418,7 @@ def suite_branin_rotated(dim: int = 100, *, instance: int | None = None, seed: i
         = -5 / (4 pi) = -0.397887...``; ``structure = {"subspace": A}``. Images outside
         ``[-5, 10] x [0, 15]`` are evaluated by the Branin formula, not clipped.
 
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`suite_levy` (``dim`` must be >= 2).
+    %(raises)s
     """
     xstar = np.array([math.pi, 2.275])
     return _rotated("suite-branin-rotated", _branin, xstar, np.full(2, 15.0), dim, instance, seed, noise_std)
