@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .._validation import check_int
 from ..space import Box
 from .base import Problem
@@ -54,6 +55,51 @@ def _check_dim(dim: object, *, name: str, min_dim: int = 1) -> int:
     return dim
 
 
+def _any_dim_doc(optimizer: str, min_dim: int = 1) -> dict[str, str]:
+    """The Parameters, Returns and Raises sections (``%(sections)s``) of an any-dimensional factory.
+
+    ``optimizer`` is the maximizer as the docstring writes it (``"0"``, ``"(1, ..., 1)"``) and
+    ``min_dim`` the smallest dimension allowed.
+    """
+    return {
+        "sections": f"""
+            Parameters
+            ----------
+            dim : int
+                Dimension ``D >= {min_dim}``.
+            noise_std : float, default 0.0
+                Standard deviation of the observation noise.
+
+            Returns
+            -------
+            Problem
+                ``optimum_value = 0`` at ``optimizer = {optimizer}``.
+
+            Raises
+            ------
+            TypeError, ValueError
+                If ``dim`` is not an int >= {min_dim}, or ``noise_std`` is not a finite number >= 0.
+            """,
+    }
+
+
+#: The same sections for the fixed-dimensional factories (their one argument is ``noise_std``).
+_FIXED_DIM_DOC = {
+    "parameters": """
+        Parameters
+        ----------
+        noise_std : float, default 0.0
+            Standard deviation of the observation noise.
+        """,
+    "raises": """
+        Raises
+        ------
+        TypeError, ValueError
+            If ``noise_std`` is not a finite number >= 0.
+        """,
+}
+
+
 def _cube(dim: int, low: float, high: float) -> Box:
     return Box(np.full(dim, low), np.full(dim, high))
 
@@ -73,6 +119,13 @@ def _any_dim_problem(name: str, fun: Callable[[NDArray[np.float64]], NDArray[np.
     )
 
 
+def _fixed_dim_problem(name: str, fun: Callable[[NDArray[np.float64]], NDArray[np.float64]], domain: Box, *,
+                       optimum_value: float, optimizer: NDArray[np.float64], noise_std: float) -> Problem:
+    """A problem of fixed dimension on ``domain`` (its parameters are only ``noise_std``)."""
+    return Problem(fun, domain, name=name, optimum_value=optimum_value, optimizer=optimizer, noise_std=noise_std,
+                   params={"name": name, "noise_std": float(noise_std)})
+
+
 # --------------------------------------------------------------------------- 2-D functions
 _BRANIN_B = 5.1 / (4.0 * math.pi**2)
 _BRANIN_C = 5.0 / math.pi
@@ -86,6 +139,7 @@ def _branin(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -F
 
 
+@fill_doc(**_FIXED_DIM_DOC)
 def branin(*, noise_std: float = 0.0) -> Problem:
     r"""Branin(-Hoo) function, negated (2-D, three global maximizers).
 
@@ -97,10 +151,7 @@ def branin(*, noise_std: float = 0.0) -> Problem:
 
     on ``x1 in [-5, 10]``, ``x2 in [0, 15]``.
 
-    Parameters
-    ----------
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise of :meth:`Problem.evaluate`.
+    %(parameters)s
 
     Returns
     -------
@@ -108,10 +159,7 @@ def branin(*, noise_std: float = 0.0) -> Problem:
         ``dim = 2``; ``optimum_value = -5 / (4 pi) = -0.3978873577297384``;
         ``optimizer`` of shape (3, 2): ``(-pi, 12.275)``, ``(pi, 2.275)``, ``(3 pi, 2.475)``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``noise_std`` is not a finite number >= 0.
+    %(raises)s
 
     Notes
     -----
@@ -130,15 +178,8 @@ def branin(*, noise_std: float = 0.0) -> Problem:
     -0.3978873577
     """
     optimizer = np.array([[-math.pi, 12.275], [math.pi, 2.275], [3.0 * math.pi, 2.475]])
-    return Problem(
-        _branin,
-        Box([-5.0, 0.0], [10.0, 15.0]),
-        name="branin",
-        optimum_value=-5.0 / (4.0 * math.pi),
-        optimizer=optimizer,
-        noise_std=noise_std,
-        params={"name": "branin", "noise_std": float(noise_std)},
-    )
+    return _fixed_dim_problem("branin", _branin, Box([-5.0, 0.0], [10.0, 15.0]),
+                              optimum_value=-5.0 / (4.0 * math.pi), optimizer=optimizer, noise_std=noise_std)
 
 
 def _beale(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -150,6 +191,7 @@ def _beale(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -(t1**2 + t2**2 + t3**2)
 
 
+@fill_doc(**_FIXED_DIM_DOC)
 def beale(*, noise_std: float = 0.0) -> Problem:
     r"""Beale function, negated (2-D).
 
@@ -161,35 +203,22 @@ def beale(*, noise_std: float = 0.0) -> Problem:
     on ``[-4.5, 4.5]^2``. The function is nearly flat on most of the box and very steep near
     its corners.
 
-    Parameters
-    ----------
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
     Problem
         ``dim = 2``; ``optimum_value = 0`` at ``optimizer = (3, 0.5)``.
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``noise_std`` is not a finite number >= 0.
+    %(raises)s
 
     References
     ----------
     .. [1] E. M. L. Beale, "On an iterative method for finding a local minimum of a function
        of more than one variable", Tech. Rep. 25, Princeton University, 1958.
     """
-    return Problem(
-        _beale,
-        _cube(2, -4.5, 4.5),
-        name="beale",
-        optimum_value=0.0,
-        optimizer=np.array([3.0, 0.5]),
-        noise_std=noise_std,
-        params={"name": "beale", "noise_std": float(noise_std)},
-    )
+    return _fixed_dim_problem("beale", _beale, _cube(2, -4.5, 4.5),
+                              optimum_value=0.0, optimizer=np.array([3.0, 0.5]), noise_std=noise_std)
 
 
 def _camelback(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -208,6 +237,7 @@ _CAMEL_X2 = -0.7126564030207396
 _CAMEL_FSTAR = -1.0316284534898774
 
 
+@fill_doc(**_FIXED_DIM_DOC)
 def camelback(*, noise_std: float = 0.0) -> Problem:
     r"""Six-hump camel(back) function, negated (2-D, two global maximizers).
 
@@ -218,10 +248,7 @@ def camelback(*, noise_std: float = 0.0) -> Problem:
 
     on the standard domain ``x1 in [-3, 3]``, ``x2 in [-2, 2]``.
 
-    Parameters
-    ----------
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -230,10 +257,7 @@ def camelback(*, noise_std: float = 0.0) -> Problem:
         ``(0.0898420131, -0.7126564030)`` and ``(-0.0898420131, 0.7126564030)``
         (``optimizer`` of shape (2, 2); ``F`` is symmetric under ``x -> -x``).
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``noise_std`` is not a finite number >= 0.
+    %(raises)s
 
     Notes
     -----
@@ -247,15 +271,8 @@ def camelback(*, noise_std: float = 0.0) -> Problem:
        introduction", in Towards Global Optimisation 2, 1978.
     """
     optimizer = np.array([[_CAMEL_X1, _CAMEL_X2], [-_CAMEL_X1, -_CAMEL_X2]])
-    return Problem(
-        _camelback,
-        Box([-3.0, -2.0], [3.0, 2.0]),
-        name="camelback",
-        optimum_value=-_CAMEL_FSTAR,
-        optimizer=optimizer,
-        noise_std=noise_std,
-        params={"name": "camelback", "noise_std": float(noise_std)},
-    )
+    return _fixed_dim_problem("camelback", _camelback, Box([-3.0, -2.0], [3.0, 2.0]),
+                              optimum_value=-_CAMEL_FSTAR, optimizer=optimizer, noise_std=noise_std)
 
 
 # --------------------------------------------------------------------------- Hartmann-6
@@ -296,6 +313,7 @@ def _hartmann6(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.exp(-inner) @ _H6_ALPHA  # f = -F = sum_i alpha_i exp(-inner_i)
 
 
+@fill_doc(**_FIXED_DIM_DOC)
 def hartmann6(*, noise_std: float = 0.0) -> Problem:
     r"""Hartmann 6-D function, negated.
 
@@ -307,10 +325,7 @@ def hartmann6(*, noise_std: float = 0.0) -> Problem:
     on ``[0, 1]^6``, with the standard ``alpha = (1, 1.2, 3, 3.2)`` and the standard 4 x 6
     matrices ``A`` and ``P`` (``P`` given in units of ``1e-4``).
 
-    Parameters
-    ----------
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
+    %(parameters)s
 
     Returns
     -------
@@ -319,10 +334,7 @@ def hartmann6(*, noise_std: float = 0.0) -> Problem:
         0.6573)``; ``optimum_value`` is this implementation's value there,
         ``3.3223680114155...`` (reference value ``F* = -3.32237``).
 
-    Raises
-    ------
-    TypeError, ValueError
-        If ``noise_std`` is not a finite number >= 0.
+    %(raises)s
 
     Notes
     -----
@@ -336,15 +348,8 @@ def hartmann6(*, noise_std: float = 0.0) -> Problem:
        introduction", in Towards Global Optimisation 2, 1978.
     """
     value = float(_hartmann6(_H6_XSTAR[None, :])[0])
-    return Problem(
-        _hartmann6,
-        _cube(6, 0.0, 1.0),
-        name="hartmann6",
-        optimum_value=value,
-        optimizer=_H6_XSTAR.copy(),
-        noise_std=noise_std,
-        params={"name": "hartmann6", "noise_std": float(noise_std)},
-    )
+    return _fixed_dim_problem("hartmann6", _hartmann6, _cube(6, 0.0, 1.0),
+                              optimum_value=value, optimizer=_H6_XSTAR.copy(), noise_std=noise_std)
 
 
 # --------------------------------------------------------------------------- any dimension
@@ -359,6 +364,7 @@ def _ackley(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -F
 
 
+@fill_doc(**_any_dim_doc("0"))
 def ackley(dim: int, *, noise_std: float = 0.0) -> Problem:
     r"""Ackley function, negated (any dimension).
 
@@ -370,22 +376,7 @@ def ackley(dim: int, *, noise_std: float = 0.0) -> Problem:
 
     on ``[-32.768, 32.768]^D``. Nearly flat far from the origin, with many local optima.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension ``D >= 1``.
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
-
-    Returns
-    -------
-    Problem
-        ``optimum_value = 0`` at ``optimizer = 0``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
+    %(sections)s
 
     Notes
     -----
@@ -410,6 +401,7 @@ def _levy(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -(first + middle + last)
 
 
+@fill_doc(**_any_dim_doc("(1, ..., 1)"))
 def levy(dim: int, *, noise_std: float = 0.0) -> Problem:
     r"""Levy function, negated (any dimension).
 
@@ -423,22 +415,7 @@ def levy(dim: int, *, noise_std: float = 0.0) -> Problem:
 
     on ``[-10, 10]^D``. For ``D = 1`` the sum is empty.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension ``D >= 1``.
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
-
-    Returns
-    -------
-    Problem
-        ``optimum_value = 0`` at ``optimizer = (1, ..., 1)``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
+    %(sections)s
 
     References
     ----------
@@ -454,6 +431,7 @@ def _hyper_ellipsoid(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -((X * X) @ weights)
 
 
+@fill_doc(**_any_dim_doc("0"))
 def hyper_ellipsoid(dim: int, *, noise_std: float = 0.0) -> Problem:
     r"""Rotated hyper-ellipsoid function, negated (any dimension).
 
@@ -464,22 +442,7 @@ def hyper_ellipsoid(dim: int, *, noise_std: float = 0.0) -> Problem:
 
     on ``[-65.536, 65.536]^D``.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension ``D >= 1``.
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
-
-    Returns
-    -------
-    Problem
-        ``optimum_value = 0`` at ``optimizer = 0``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``dim`` is not an int >= 1, or ``noise_std`` is not a finite number >= 0.
+    %(sections)s
 
     Notes
     -----
@@ -502,6 +465,7 @@ def _rosenbrock(X: NDArray[np.float64]) -> NDArray[np.float64]:
     return -np.sum(100.0 * (y - x * x) ** 2 + (x - 1.0) ** 2, axis=1)
 
 
+@fill_doc(**_any_dim_doc("(1, ..., 1)", min_dim=2))
 def rosenbrock(dim: int, *, noise_std: float = 0.0) -> Problem:
     r"""Rosenbrock function, negated (any dimension ``D >= 2``).
 
@@ -512,22 +476,7 @@ def rosenbrock(dim: int, *, noise_std: float = 0.0) -> Problem:
 
     on ``[-5, 10]^D``.
 
-    Parameters
-    ----------
-    dim : int
-        Dimension ``D >= 2``.
-    noise_std : float, default 0.0
-        Standard deviation of the observation noise.
-
-    Returns
-    -------
-    Problem
-        ``optimum_value = 0`` at ``optimizer = (1, ..., 1)``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``dim`` is not an int >= 2, or ``noise_std`` is not a finite number >= 0.
+    %(sections)s
 
     References
     ----------
