@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize as scipy_minimize
 
+from .._docstrings import fill_doc
 from .._validation import check_int, check_real
 from ..space import Box
 from ..utils import as_generator
@@ -112,15 +113,8 @@ def _maximize_rff(fun: _RFF, d: int, rng: np.random.Generator) -> tuple[float, N
     return best_v, best_z
 
 
-def gp_sample(
-    dim: int,
-    *,
-    d: int = 2,
-    bandwidth: float = 0.1,
-    signal_variance: float = 1.0,
-    n_features: int = 4096,
-    seed: int = 0,
-) -> Problem:
+def gp_sample(dim: int, *, d: int = 2, bandwidth: float = 0.1, signal_variance: float = 1.0,
+              n_features: int = 4096, seed: int = 0) -> Problem:
     """A GP sample on ``[-1, 1]^dim`` that depends on ``d`` random coordinates (module docstring).
 
     Parameters
@@ -292,15 +286,30 @@ def _hidden(name: str, dim: int, seed: int, rescale_values: bool, negate: bool =
                    structure={"active_dims": p.structure["active_dims"]})
 
 
+#: The sections that :func:`chen_branin` and :func:`chen_beale` share (filled by :func:`fill_doc`).
+_CHEN_DOC = {
+    "dim_seed": """
+        dim : int
+            D >= 2 (the paper: 200).
+        seed : int, default 0
+            Picks the 2 active coordinates.
+        """,
+    "returns": """
+        Returns
+        -------
+        Problem
+            ``structure = {"active_dims": [...]}``.
+        """,
+}
+
+
+@fill_doc(**_CHEN_DOC)
 def chen_branin(dim: int, *, seed: int = 0, rescale_values: bool = True, negate: bool = True) -> Problem:
     """Branin hidden in ``[-1, 1]^dim``, values optionally mapped onto ``[-1, 1]`` (module docstring).
 
     Parameters
     ----------
-    dim : int
-        D >= 2 (the paper: 200).
-    seed : int, default 0
-        Picks the 2 active coordinates.
+    %(dim_seed)s
     rescale_values : bool, default True
         Map the values linearly onto ``[-1, 1]`` (maximum 1).
     negate : bool, default True
@@ -308,10 +317,7 @@ def chen_branin(dim: int, *, seed: int = 0, rescale_values: bool = True, negate:
         function ("peaks at (-1, -1)"): one maximizer, the corner where the two active
         coordinates are -1, value 308.13 (1 with ``rescale_values``).
 
-    Returns
-    -------
-    Problem
-        ``structure = {"active_dims": [...]}``.
+    %(returns)s
 
     Raises
     ------
@@ -321,23 +327,18 @@ def chen_branin(dim: int, *, seed: int = 0, rescale_values: bool = True, negate:
     return _hidden("branin", dim, seed, rescale_values, negate)
 
 
+@fill_doc(**_CHEN_DOC)
 def chen_beale(dim: int, *, seed: int = 0, rescale_values: bool = True) -> Problem:
     """(Negated) Beale hidden in ``[-1, 1]^dim``, values mapped onto ``[-1, 1]`` (module docstring).
 
     Parameters
     ----------
-    dim : int
-        D >= 2 (the paper: 200).
-    seed : int, default 0
-        Picks the 2 active coordinates.
+    %(dim_seed)s
     rescale_values : bool, default True
         Map the values linearly onto ``[-1, 1]`` (maximum 1); about 90% of the box is then
         nearly flat.
 
-    Returns
-    -------
-    Problem
-        ``structure = {"active_dims": [...]}``.
+    %(returns)s
 
     Raises
     ------

@@ -143,16 +143,8 @@ def _gp_instance(dim: int, seed: int, lengthscale: float, variance: float, n_gri
     return A, grid, alpha, f_best, u_best
 
 
-def gp_subspace(
-    *,
-    dim: int = 100,
-    seed: int = 0,
-    lengthscale: float = 0.5,
-    variance: float = 1.0,
-    n_grid: int = 30,
-    extent: float = 1.2,
-    radius: float = 1.1,
-) -> Problem:
+def gp_subspace(*, dim: int = 100, seed: int = 0, lengthscale: float = 0.5, variance: float = 1.0,
+                n_grid: int = 30, extent: float = 1.2, radius: float = 1.1) -> Problem:
     """A 2-D GP sample hidden in a random 2-D subspace of R^dim (the paper's GP-Posterior task).
 
     See the module docstring for the construction.
@@ -204,16 +196,8 @@ def gp_subspace(
 
 
 # --------------------------------------------------------------------------- Gabor neuron
-def gabor_filter(
-    size: int = 17,
-    *,
-    orientation: float = math.pi / 4,
-    wavelength: float = 8.0,
-    width: float = 3.0,
-    aspect: float = 1.0,
-    phase: float = 0.0,
-    norm: float = 3.0,
-) -> Array:
+def gabor_filter(size: int = 17, *, orientation: float = math.pi / 4, wavelength: float = 8.0, width: float = 3.0,
+                 aspect: float = 1.0, phase: float = 0.0, norm: float = 3.0) -> Array:
     """A zero-mean Gabor filter, flattened (SPEC.md P1.C).
 
     ``theta(u, v) = exp(-(u'^2 + aspect^2 v'^2) / (2 width^2)) cos(2 pi u' / wavelength + phase)``
