@@ -594,20 +594,10 @@ def ramp_loss(
     _require_sklearn("ramp-loss")
     fun = _RampObjective(dim, n_samples, data_seed, C, s)
     reference_point = np.zeros(dim)
-    return Problem(
-        fun,
-        Box.symmetric(dim),
-        name="ramp-loss",
-        noise_std=noise_std,
-        structure={
-            "reference_value": -fun.ramp_objective(reference_point),
-            "reference_point": reference_point.tolist(),
-        },
-        params={
-            "name": "ramp-loss", "dim": dim, "C": C, "s": s, "n_samples": n_samples,
-            "data_seed": data_seed, "noise_std": float(noise_std),
-        },
-    )
+    structure = {"reference_value": -fun.ramp_objective(reference_point), "reference_point": reference_point.tolist()}
+    params = {"name": "ramp-loss", "dim": dim, "C": C, "s": s, "n_samples": n_samples, "data_seed": data_seed,
+              "noise_std": float(noise_std)}
+    return Problem(fun, Box.symmetric(dim), name="ramp-loss", noise_std=noise_std, structure=structure, params=params)
 
 
 # --------------------------------------------------------------------------- registration

@@ -187,23 +187,12 @@ def projected_trimodal(
         if fx > best_f:
             best_x, best_f = x, fx
     groups = [list(range(i * dp, (i + 1) * dp)) for i in range(M)]
-    return Problem(
-        fun,
-        Box.unit(D),
-        name="projected-trimodal",
-        optimum_value=best_f,
-        optimizer=best_x,
-        noise_std=noise_std,
-        structure={"projection": A.tolist(), "projected_groups": groups},
-        params={
-            "name": "projected-trimodal",
-            "dim": D,
-            "d": dp,
-            "s": half,
-            "seed": int(seed) if isinstance(seed, (int, np.integer)) else None,
-            "noise_std": float(noise_std),
-        },
-    )
+    seed_param = int(seed) if isinstance(seed, (int, np.integer)) else None
+    params = {"name": "projected-trimodal", "dim": D, "d": dp, "s": half, "seed": seed_param,
+              "noise_std": float(noise_std)}
+    return Problem(fun, Box.unit(D), name="projected-trimodal", optimum_value=best_f, optimizer=best_x,
+                   noise_std=noise_std, structure={"projection": A.tolist(), "projected_groups": groups},
+                   params=params)
 
 
 register_problem("projected-trimodal", projected_trimodal, min_dim=2)

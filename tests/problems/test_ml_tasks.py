@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import pickle
 import sys
@@ -128,22 +129,6 @@ def test_nn_weights_parameters() -> None:
     assert p.params["steps"] == 5 and p.params["weight_scale"] == 1.0 and p.structure["hidden"] == 2
     x = np.random.default_rng(0).uniform(-1.0, 1.0, 20)
     assert p(x) != get("nn-weights", dim=20, steps=5, learning_rate=0.05, weight_scale=2.0)(x)
-    with pytest.raises(ValueError, match="dim must be a multiple of 10"):
-        get("nn-weights", dim=105)
-    with pytest.raises(ValueError, match="dim must be >= 10"):
-        get("nn-weights", dim=5)
-    with pytest.raises(ValueError, match="adam must be one of"):
-        get("nn-weights", dim=100, adam="twice")
-    with pytest.raises(ValueError, match="steps must be an int >= 1"):
-        get("nn-weights", dim=100, steps=0)
-    with pytest.raises(TypeError, match="steps"):
-        get("nn-weights", dim=100, steps=1.5)
-    with pytest.raises(ValueError, match="learning_rate"):
-        get("nn-weights", dim=100, learning_rate=0.0)
-    with pytest.raises(ValueError, match="weight_scale"):
-        ml_tasks.nn_weights(100, weight_scale=-1.0)
-    with pytest.raises(ValueError, match="seed"):
-        ml_tasks.nn_weights(100, seed=-1)
 
 
 # =========================================================================== ramp-loss
@@ -220,22 +205,32 @@ def test_ramp_loss_deterministic_and_data_fixed(forget_ramp_data) -> None:
     assert np.array_equal(pickle.loads(pickle.dumps(p))(X), f)
 
 
-def test_ramp_loss_parameters() -> None:
-    with pytest.raises(ValueError, match="C must be"):
-        get("ramp-loss", dim=10, C=0.0)
-    with pytest.raises(TypeError, match="C must be"):
-        get("ramp-loss", dim=10, C="1")
-    with pytest.raises(ValueError, match="s must be"):
-        get("ramp-loss", dim=10, s=1.0)
-    with pytest.raises(ValueError, match="n_samples"):
-        get("ramp-loss", dim=10, n_samples=3)
-    with pytest.raises(ValueError, match="data_seed"):
-        ml_tasks.ramp_loss(10, data_seed=-1)
-    with pytest.raises(ValueError, match="dim must be >= 2"):
-        get("ramp-loss", dim=1)
-
-
 # =========================================================================== both
+# The factories' argument checks: each call must raise the error named.
+_INVALID_CALLS = [
+    (functools.partial(get, "nn-weights", dim=105), ValueError, "dim must be a multiple of 10"),
+    (functools.partial(get, "nn-weights", dim=5), ValueError, "dim must be >= 10"),
+    (functools.partial(get, "nn-weights", dim=100, adam="twice"), ValueError, "adam must be one of"),
+    (functools.partial(get, "nn-weights", dim=100, steps=0), ValueError, "steps must be an int >= 1"),
+    (functools.partial(get, "nn-weights", dim=100, steps=1.5), TypeError, "steps"),
+    (functools.partial(get, "nn-weights", dim=100, learning_rate=0.0), ValueError, "learning_rate"),
+    (functools.partial(ml_tasks.nn_weights, 100, weight_scale=-1.0), ValueError, "weight_scale"),
+    (functools.partial(ml_tasks.nn_weights, 100, seed=-1), ValueError, "seed"),
+    (functools.partial(get, "ramp-loss", dim=10, C=0.0), ValueError, "C must be"),
+    (functools.partial(get, "ramp-loss", dim=10, C="1"), TypeError, "C must be"),
+    (functools.partial(get, "ramp-loss", dim=10, s=1.0), ValueError, "s must be"),
+    (functools.partial(get, "ramp-loss", dim=10, n_samples=3), ValueError, "n_samples"),
+    (functools.partial(ml_tasks.ramp_loss, 10, data_seed=-1), ValueError, "data_seed"),
+    (functools.partial(get, "ramp-loss", dim=1), ValueError, "dim must be >= 2"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "match"), _INVALID_CALLS)
+def test_invalid_parameters_raise(call: functools.partial, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
 def test_missing_scikit_learn_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
     with pytest.raises(ModuleNotFoundError, match=r"scikit-learn.*hdbo\[suite\]"):
