@@ -349,6 +349,7 @@ def suite_rosenbrock(dim: int = 60, *, instance: int | None = None, seed: int | 
 
 
 # --------------------------------------------------------------------------- hidden / rotated
+@fill_doc(**_shifted_doc(300, 6, "the shift ``c`` and the active coordinates are"))
 def suite_hartmann6_hidden(dim: int = 300, *, instance: int | None = None, seed: int | None = None,
                            noise_std: float = 0.0) -> Problem:
     """Hartmann-6 on 6 random coordinates among ``D`` (axis-aligned), translated at random.
