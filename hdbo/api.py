@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._docstrings import fill_doc
 from ._progress import Progress
 from ._threads import blas_threads as limit_blas_threads
 from .exceptions import StateError
@@ -660,26 +661,9 @@ def _run_in_flight(opt: Optimizer, fun: Callable[..., Any], args: tuple[Any, ...
     return ask_s, eval_s, order, status
 
 
-def minimize(
-    fun: Callable[..., Any],
-    bounds: Box | ArrayLike,
-    *,
-    method: str = "auto",
-    budget: int,
-    seed: int | None = None,
-    args: tuple[Any, ...] = (),
-    callback: Callable[[NDArray[np.float64], float], Any] | None = None,
-    on_error: str = "record",
-    progress: bool = False,
-    blas_threads: int | None = 1,
-    n_workers: int = 1,
-    executor: Any = None,
-    **method_options: Any,
-) -> OptimizeResult:
-    """Minimize an expensive black-box function over a box.
-
-    Parameters
-    ----------
+# The argument and error sections of minimize and maximize, written once (``fill_doc``).
+_ENTRY_DOC = {
+    "parameters": """
     fun : callable
         ``fun(x, *args) -> float`` with ``x`` of shape (D,).
     bounds : Box or array_like of shape (D, 2)
@@ -723,13 +707,8 @@ def minimize(
         ``n_workers`` should match its workers. The executor is not shut down.
     **method_options
         Options of the method, e.g. ``n_init=5`` or ``acq_budget=500``.
-
-    Returns
-    -------
-    OptimizeResult
-        ``x`` of shape (D,), ``fun``, ``history.X`` of shape (nfev, D) and ``history.y`` of
-        shape (nfev,).
-
+    """,
+    "raises": """
     Raises
     ------
     ValueError
@@ -737,6 +716,40 @@ def minimize(
     TypeError
         ``fun`` not callable, non-integer budget or ``n_workers``, an ``executor`` without
         ``submit``, unknown method option.
+    """,
+}
+
+
+@fill_doc(**_ENTRY_DOC)
+def minimize(
+    fun: Callable[..., Any],
+    bounds: Box | ArrayLike,
+    *,
+    method: str = "auto",
+    budget: int,
+    seed: int | None = None,
+    args: tuple[Any, ...] = (),
+    callback: Callable[[NDArray[np.float64], float], Any] | None = None,
+    on_error: str = "record",
+    progress: bool = False,
+    blas_threads: int | None = 1,
+    n_workers: int = 1,
+    executor: Any = None,
+    **method_options: Any,
+) -> OptimizeResult:
+    """Minimize an expensive black-box function over a box.
+
+    Parameters
+    ----------
+    %(parameters)s
+
+    Returns
+    -------
+    OptimizeResult
+        ``x`` of shape (D,), ``fun``, ``history.X`` of shape (nfev, D) and ``history.y`` of
+        shape (nfev,).
+
+    %(raises)s
 
     Examples
     --------
@@ -751,6 +764,7 @@ def minimize(
                      blas_threads=blas_threads, n_workers=n_workers, executor=executor)
 
 
+@fill_doc(**_ENTRY_DOC)
 def maximize(
     fun: Callable[..., Any],
     bounds: Box | ArrayLike,
@@ -774,46 +788,14 @@ def maximize(
 
     Parameters
     ----------
-    fun : callable
-        ``fun(x, *args) -> float`` with ``x`` of shape (D,).
-    bounds : Box or array_like of shape (D, 2)
-        One ``(lower, upper)`` pair per variable.
-    method : str, default "auto"
-        Registered method name; see ``hdbo list methods``. ``"auto"`` is hdbo's default for
-        any dimension (:mod:`hdbo.methods.auto`).
-    budget : int
-        Number of evaluations of ``fun``.
-    seed : int, optional
-        The same seed gives the same sequence of points.
-    args : tuple
-        Extra arguments of ``fun``.
-    callback : callable, optional
-        ``callback(x, value)`` after each successful evaluation; returning True stops the run.
-    on_error : {"record", "raise"}, default "record"
-        What to do when ``fun`` raises (see the module's failure policy).
-    progress : bool, default False
-        Show progress on stderr (see :func:`minimize`).
-    blas_threads : int or None, default 1
-        Most BLAS threads while the method proposes a point (see :func:`minimize`).
-    n_workers : int, default 1
-        Evaluations kept in flight at once (see :func:`minimize`).
-    executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where evaluations run (see :func:`minimize`).
-    **method_options
-        Options of the method.
+    %(parameters)s
 
     Returns
     -------
     OptimizeResult
         ``x`` of shape (D,) maximizes ``fun`` among the evaluations; ``fun`` is its value.
 
-    Raises
-    ------
-    ValueError
-        Bad bounds, unknown method, budget <= 0, bad ``on_error``, ``n_workers < 1``.
-    TypeError
-        ``fun`` not callable, non-integer budget or ``n_workers``, an ``executor`` without
-        ``submit``, unknown method option.
+    %(raises)s
 
     Examples
     --------

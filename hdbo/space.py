@@ -12,7 +12,29 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._docstrings import fill_doc
+
 __all__ = ["Box", "as_box"]
+
+# Docstring sections shared by Box's methods (filled in by ``fill_doc``).
+_DOC = {
+    "box_points": """
+        Parameters
+        ----------
+        X : array_like of shape (n, dim) or (dim,)
+            Points in the box's units.
+    """,
+    "cube": """
+        Parameters
+        ----------
+        dim : int
+            Number of dimensions, at least 1.
+
+        Returns
+        -------
+        Box
+    """,
+}
 
 
 class Box:
@@ -121,13 +143,11 @@ class Box:
         """
         return self.lower + np.asarray(U, dtype=float) * self.width
 
+    @fill_doc(**_DOC)
     def to_symmetric(self, X: ArrayLike) -> NDArray[np.float64]:
         """Map points of the box to the symmetric cube, ``2 * to_unit(X) - 1``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, dim) or (dim,)
-            Points in the box's units.
+        %(box_points)s
 
         Returns
         -------
@@ -151,13 +171,11 @@ class Box:
         """
         return self.from_unit((np.asarray(S, dtype=float) + 1.0) / 2.0)
 
+    @fill_doc(**_DOC)
     def clip(self, X: ArrayLike) -> NDArray[np.float64]:
         """Clip every coordinate into ``[lower_i, upper_i]``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, dim) or (dim,)
-            Points in the box's units.
+        %(box_points)s
 
         Returns
         -------
@@ -277,32 +295,20 @@ class Box:
         return cls(data["lower"], data["upper"])
 
     @classmethod
+    @fill_doc(**_DOC)
     def unit(cls, dim: int) -> "Box":
         """The unit cube ``[0, 1]^dim``.
 
-        Parameters
-        ----------
-        dim : int
-            Number of dimensions, at least 1.
-
-        Returns
-        -------
-        Box
+        %(cube)s
         """
         return cls(np.zeros(dim), np.ones(dim))
 
     @classmethod
+    @fill_doc(**_DOC)
     def symmetric(cls, dim: int) -> "Box":
         """The symmetric cube ``[-1, 1]^dim``.
 
-        Parameters
-        ----------
-        dim : int
-            Number of dimensions, at least 1.
-
-        Returns
-        -------
-        Box
+        %(cube)s
         """
         return cls(-np.ones(dim), np.ones(dim))
 

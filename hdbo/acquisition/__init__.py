@@ -9,58 +9,10 @@
 
 from __future__ import annotations
 
-from .functions import ACQUISITIONS, EI, PI, UCB, Acquisition, LogEI, acquisition_from_name
-from .maximizers import (
-    MAXIMIZERS,
-    MaximizeResult,
-    Maximizer,
-    maximize,
-    maximize_direct,
-    maximize_direct_many,
-    maximize_grid,
-    maximize_lbfgsb,
-    maximize_local,
-    maximize_random,
-    perturb_subsets,
-)
-from .schedules import (
-    BETA_SCHEDULES,
-    available_beta_schedules,
-    constant,
-    get_beta_schedule,
-    kandasamy2015,
-    kandasamy2015_theory,
-    srinivas_continuous,
-    srinivas_finite,
-    tranthe2020,
-)
+# Each module's ``__all__`` is its public part; the package re-exports exactly those names.
+from . import functions, maximizers, schedules
+from .functions import *  # noqa: F403
+from .maximizers import *  # noqa: F403
+from .schedules import *  # noqa: F403
 
-__all__ = [
-    "Acquisition",
-    "UCB",
-    "EI",
-    "LogEI",
-    "PI",
-    "ACQUISITIONS",
-    "acquisition_from_name",
-    "MaximizeResult",
-    "Maximizer",
-    "MAXIMIZERS",
-    "maximize",
-    "maximize_direct",
-    "maximize_direct_many",
-    "maximize_lbfgsb",
-    "maximize_local",
-    "perturb_subsets",
-    "maximize_random",
-    "maximize_grid",
-    "BETA_SCHEDULES",
-    "available_beta_schedules",
-    "get_beta_schedule",
-    "srinivas_finite",
-    "srinivas_continuous",
-    "constant",
-    "kandasamy2015",
-    "kandasamy2015_theory",
-    "tranthe2020",
-]
+__all__ = [*functions.__all__, *maximizers.__all__, *schedules.__all__]

@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import erfcx, log_ndtr, ndtr
 
+from .._docstrings import fill_doc
 from .._validation import check_real
 from ..gp import GaussianProcess
 from ..gp.kernels import _as_2d
@@ -45,6 +46,28 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Below z = -40 the standard normal density underflows to 0 in float64, so EI and PI are
 # exactly 0 there; clipping keeps erfcx away from inf * 0.
 _Z_MIN = -40.0
+
+# Docstring sections shared by the acquisitions (filled in by ``fill_doc``).
+_DOC = {
+    "query_points": """
+        Parameters
+        ----------
+        X : array_like of shape (n, d) or (d,)
+            Query points; a 1-D array is one point.
+    """,
+    "raises_ndim": """
+        Raises
+        ------
+        ValueError
+            If X has more than two dimensions.
+    """,
+    "raises_as_ei": """
+        Raises
+        ------
+        TypeError, ValueError
+            As for :class:`EI`.
+    """,
+}
 
 
 def _norm_pdf(z: Array) -> Array:
@@ -79,23 +102,18 @@ class Acquisition(ABC):
         self._standardized = isinstance(model, GaussianProcess)
 
     # ------------------------------------------------------------------ public interface
+    @fill_doc(**_DOC)
     def __call__(self, X: ArrayLike) -> Array:
         """Acquisition values.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, d) or (d,)
-            Query points; a 1-D array is one point.
+        %(query_points)s
 
         Returns
         -------
         ndarray of shape (n,)
             Values (shape (1,) for a single point).
 
-        Raises
-        ------
-        ValueError
-            If X has more than two dimensions.
+        %(raises_ndim)s
         """
         X = _as_2d(X)
         units = {"standardized": True} if self._standardized else {}
@@ -108,13 +126,11 @@ class Acquisition(ABC):
         mean, std = self._moments(mean, std, X.shape[0])
         return self._from_moments(mean, std)[0]
 
+    @fill_doc(**_DOC)
     def value_and_grad(self, X: ArrayLike) -> tuple[Array, Array]:
         """Acquisition values and their gradients with respect to the inputs.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, d) or (d,)
-            Query points; a 1-D array is one point.
+        %(query_points)s
 
         Returns
         -------
@@ -122,10 +138,7 @@ class Acquisition(ABC):
         grads : ndarray of shape (n, d)
             Row i is the gradient at ``X[i]``.
 
-        Raises
-        ------
-        ValueError
-            If X has more than two dimensions.
+        %(raises_ndim)s
         """
         X = _as_2d(X)
         n, d = X.shape
@@ -304,6 +317,7 @@ def log_h(z: Array) -> Array:
     return out
 
 
+@fill_doc(**_DOC)
 class LogEI(_Improvement):
     """The logarithm of expected improvement, computed without underflow (Ament et al. 2023).
 
@@ -318,10 +332,7 @@ class LogEI(_Improvement):
     model, best, xi
         As for :class:`EI`.
 
-    Raises
-    ------
-    TypeError, ValueError
-        As for :class:`EI`.
+    %(raises_as_ei)s
 
     Notes
     -----
@@ -351,6 +362,7 @@ class LogEI(_Improvement):
         return values, d_mean, d_std
 
 
+@fill_doc(**_DOC)
 class PI(_Improvement):
     """Probability of improvement ``Phi((mean - best - xi) / std)``, for maximization.
 
@@ -365,10 +377,7 @@ class PI(_Improvement):
     xi : float, default 0.0
         Non-negative margin (units as for :class:`EI`).
 
-    Raises
-    ------
-    TypeError, ValueError
-        As for :class:`EI`.
+    %(raises_as_ei)s
 
     Notes
     -----

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import Bounds, direct, minimize
 
+from .._docstrings import fill_doc
 from .._validation import check_bool, check_choice, check_int
 from ..space import Box, as_box
 from ._direct import direct_minimize, direct_minimize_many
@@ -58,6 +59,29 @@ FunAndGrad = Callable[[Array], tuple[ArrayLike, ArrayLike]]
 #: Every maximizer: ``(fun, bounds, *, budget, rng, **options) -> MaximizeResult``.
 Maximizer = Callable[..., "MaximizeResult"]
 _SQRT_EPS = math.sqrt(np.finfo(float).eps)
+
+# Docstring sections shared by the maximizers (filled in by ``fill_doc``).
+_DOC = {
+    "fun_bounds": """
+        fun : callable
+            Vectorized ``(n, d) -> (n,)``.
+        bounds : Box or array_like of shape (d, 2)
+            The box.
+    """,
+    "batch_size": """
+        batch_size : int, default 1000
+            Points per call of ``fun``.
+    """,
+    "x0_candidates": """
+        x0_candidates : array_like of shape (m, d), optional
+            Points evaluated first.
+    """,
+    "returns": """
+        Returns
+        -------
+        MaximizeResult
+    """,
+}
 
 
 @dataclass
@@ -219,6 +243,7 @@ def _evaluate_candidates(ev: _Evaluator, x0: Array) -> Array:
 
 
 # ---------------------------------------------------------------------- DIRECT
+@fill_doc(**_DOC)
 def maximize_direct(
     fun: Fun,
     bounds: Box | ArrayLike,
@@ -253,9 +278,7 @@ def maximize_direct(
         vectorized call; ``"scipy"`` runs ``scipy.optimize.direct``. DIRECT-L
         (``locally_biased=True``) always runs SciPy's.
 
-    Returns
-    -------
-    MaximizeResult
+    %(returns)s
 
     Raises
     ------
@@ -409,6 +432,7 @@ def callback_exception(exc: SystemError) -> BaseException:
 
 
 # ---------------------------------------------------------------------- multi-start L-BFGS-B
+@fill_doc(**_DOC)
 def maximize_lbfgsb(
     fun: Fun,
     bounds: Box | ArrayLike,
@@ -431,10 +455,7 @@ def maximize_lbfgsb(
 
     Parameters
     ----------
-    fun : callable
-        Vectorized ``(n, d) -> (n,)``.
-    bounds : Box or array_like of shape (d, 2)
-        The box.
+    %(fun_bounds)s
     budget : int
         Maximum number of evaluations, start-point screening included.
     rng : numpy.random.Generator
@@ -602,6 +623,7 @@ def perturb_subsets(
     return np.clip(np.where(mask, moved, X), box.lower, box.upper)
 
 
+@fill_doc(**_DOC)
 def maximize_local(
     fun: Fun,
     bounds: Box | ArrayLike,
@@ -632,10 +654,7 @@ def maximize_local(
 
     Parameters
     ----------
-    fun : callable
-        Vectorized ``(n, d) -> (n,)``.
-    bounds : Box or array_like of shape (d, 2)
-        The box.
+    %(fun_bounds)s
     budget : int
         Maximum number of evaluations.
     rng : numpy.random.Generator
@@ -653,9 +672,7 @@ def maximize_local(
     near_fraction : float, default 0.75
         Share of the screen spent near the centres, within [0, 1].
 
-    Returns
-    -------
-    MaximizeResult
+    %(returns)s
 
     Raises
     ------
@@ -727,6 +744,7 @@ def _lbfgsb_objective(
 
 
 # ---------------------------------------------------------------------- random and grid search
+@fill_doc(**_DOC)
 def maximize_random(
     fun: Fun,
     bounds: Box | ArrayLike,
@@ -740,22 +758,15 @@ def maximize_random(
 
     Parameters
     ----------
-    fun : callable
-        Vectorized ``(n, d) -> (n,)``.
-    bounds : Box or array_like of shape (d, 2)
-        The box.
+    %(fun_bounds)s
     budget : int
         Number of evaluations, ``x0_candidates`` included.
     rng : numpy.random.Generator
         Source of the points.
-    batch_size : int, default 1000
-        Points per call of ``fun``.
-    x0_candidates : array_like of shape (m, d), optional
-        Points evaluated first.
+    %(batch_size)s
+    %(x0_candidates)s
 
-    Returns
-    -------
-    MaximizeResult
+    %(returns)s
 
     Raises
     ------
@@ -774,14 +785,15 @@ def maximize_random(
     return ev.result("random", message=f"{ev.nfev} points evaluated")
 
 
+@fill_doc(**_DOC)
 def maximize_grid(
     fun: Fun,
     bounds: Box | ArrayLike,
     *,
     budget: int,
     rng: np.random.Generator,
-    batch_size: int = 1000,
     x0_candidates: ArrayLike | None = None,
+    batch_size: int = 1000,
 ) -> MaximizeResult:
     """Exhaustive search on a regular grid (for ``d <= 3``).
 
@@ -798,14 +810,10 @@ def maximize_grid(
         Maximum number of evaluations; the grid uses ``k ** d <= budget - m`` of them.
     rng : numpy.random.Generator
         Accepted for the common signature; the grid is deterministic.
-    batch_size : int, default 1000
-        Points per call of ``fun``.
-    x0_candidates : array_like of shape (m, d), optional
-        Points evaluated first.
+    %(x0_candidates)s
+    %(batch_size)s
 
-    Returns
-    -------
-    MaximizeResult
+    %(returns)s
 
     Raises
     ------
@@ -847,6 +855,7 @@ MAXIMIZERS: dict[str, Maximizer] = {
 }
 
 
+@fill_doc(**_DOC)
 def maximize(
     name: str,
     fun: Fun,
@@ -865,9 +874,7 @@ def maximize(
     fun, bounds, budget, rng, **options
         Passed to the maximizer.
 
-    Returns
-    -------
-    MaximizeResult
+    %(returns)s
 
     Raises
     ------

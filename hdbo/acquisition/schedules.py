@@ -22,6 +22,7 @@ import inspect
 import math
 from typing import Any, Callable
 
+from .._docstrings import fill_doc
 from .._validation import check_int, check_real
 
 __all__ = [
@@ -37,6 +38,29 @@ __all__ = [
 ]
 
 _PI2 = math.pi**2
+
+# Sections shared by the schedules' docstrings (filled in by ``fill_doc``).
+_DOC = {
+    "t": """
+        t : int
+            Iteration, ``t >= 1``.
+    """,
+    "delta": """
+        delta : float, default 0.1
+            Failure probability in (0, 1).
+    """,
+    "returns": """
+        Returns
+        -------
+        float
+            The weight ``beta_t``.
+
+        Raises
+        ------
+        TypeError
+            If an argument has the wrong type (e.g. a float count).
+    """,
+}
 
 
 # ---------------------------------------------------------------------- argument checks
@@ -64,27 +88,18 @@ def _positive_log(arg: float, what: str) -> float:
 
 
 # ---------------------------------------------------------------------- schedules
+@fill_doc(**_DOC)
 def srinivas_finite(t: float, *, n_points: int, delta: float = 0.1) -> float:
     """GP-UCB weight for a finite domain: ``2 log(|D| t^2 pi^2 / (6 delta))``.
 
     Parameters
     ----------
-    t : int
-        Iteration, ``t >= 1``.
+    %(t)s
     n_points : int
         Size ``|D| >= 1`` of the finite domain.
-    delta : float, default 0.1
-        Failure probability in (0, 1).
+    %(delta)s
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float count).
+    %(returns)s
     ValueError
         If ``t < 1``, ``n_points < 1`` or ``delta`` is not in (0, 1).
 
@@ -102,6 +117,7 @@ def srinivas_finite(t: float, *, n_points: int, delta: float = 0.1) -> float:
     return 2.0 * math.log(n * t * t * _PI2 / (6.0 * _delta(delta)))
 
 
+@fill_doc(**_DOC)
 def srinivas_continuous(
     t: float, *, dim: int, delta: float = 0.1, a: float = 1.0, b: float = 1.0, r: float = 1.0
 ) -> float:
@@ -111,26 +127,16 @@ def srinivas_continuous(
 
     Parameters
     ----------
-    t : int
-        Iteration, ``t >= 1``.
+    %(t)s
     dim : int
         Dimension ``d >= 1`` of the domain.
-    delta : float, default 0.1
-        Failure probability in (0, 1).
+    %(delta)s
     a, b : float, default 1.0
         Constants of the gradient tail bound ``P(sup |df/dx_j| > L) <= a exp(-(L/b)^2)``.
     r : float, default 1.0
         Side length of the domain.
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float ``dim``).
+    %(returns)s
     ValueError
         If ``t < 1``, ``dim < 1``, ``a``, ``b`` or ``r`` is not positive, ``delta`` is not in
         (0, 1), or ``4 d a / delta <= 1`` (the square root of its log would not be real).
@@ -146,6 +152,7 @@ def srinivas_continuous(
     return 2.0 * math.log(2.0 * t * t * _PI2 / (3.0 * delta)) + 2.0 * d * math.log(t * t * d * b * r * root)
 
 
+@fill_doc(**_DOC)
 def constant(t: float, *, value: float) -> float:
     """A fixed weight ``beta_t = value`` (``value >= 0``; 0 is pure exploitation).
 
@@ -156,15 +163,7 @@ def constant(t: float, *, value: float) -> float:
     value : float
         The weight.
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float count).
+    %(returns)s
     ValueError
         If ``t < 1`` or ``value`` is negative or not finite.
     """
@@ -172,25 +171,17 @@ def constant(t: float, *, value: float) -> float:
     return check_real(value, "value", low=0)
 
 
+@fill_doc(**_DOC)
 def kandasamy2015(t: float, *, d: int) -> float:
     """Practical weight of Add-GP-UCB and RPP-GP-UCB: ``beta_t = 0.2 d log(2 t)``.
 
     Parameters
     ----------
-    t : int
-        Iteration, ``t >= 1``.
+    %(t)s
     d : int
         Dimension of the largest group (``d = D`` for plain GP-UCB).
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float count).
+    %(returns)s
     ValueError
         If ``t < 1`` or ``d < 1``.
 
@@ -208,31 +199,22 @@ def kandasamy2015(t: float, *, d: int) -> float:
     return 0.2 * check_int(d, "d", low=1) * math.log(2.0 * _t(t))
 
 
+@fill_doc(**_DOC)
 def kandasamy2015_theory(t: float, *, d: int, M: int, D: int, delta: float = 0.1) -> float:
     """Add-GP-UCB weight of the regret bound: ``2 log(M pi^2 t^2 / (2 delta)) + 2 d log(D t^3)``.
 
     Parameters
     ----------
-    t : int
-        Iteration, ``t >= 1``.
+    %(t)s
     d : int
         Maximum group dimension.
     M : int
         Number of groups.
     D : int
         Ambient dimension.
-    delta : float, default 0.1
-        Failure probability in (0, 1).
+    %(delta)s
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float count).
+    %(returns)s
     ValueError
         If ``t < 1``, a count is < 1 or ``delta`` is not in (0, 1).
 
@@ -246,6 +228,7 @@ def kandasamy2015_theory(t: float, *, d: int, M: int, D: int, delta: float = 0.1
     return 2.0 * math.log(M * _PI2 * t * t / (2.0 * delta)) + 2.0 * d * math.log(D * t**3)
 
 
+@fill_doc(**_DOC)
 def tranthe2020(
     t: float, *, dim: int, subspace_dim: int, a: float = 1.0, b: float = 1.0, delta: float = 0.1
 ) -> float:
@@ -256,8 +239,7 @@ def tranthe2020(
 
     Parameters
     ----------
-    t : int
-        Iteration, ``t >= 1``.
+    %(t)s
     dim : int
         Ambient dimension ``D >= 1``.
     subspace_dim : int
@@ -268,15 +250,7 @@ def tranthe2020(
     delta : float, default 0.1
         Failure probability in (0, 1) (PROPOSED value 0.1).
 
-    Returns
-    -------
-    float
-        The weight ``beta_t``.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. a float ``dim``).
+    %(returns)s
     ValueError
         If ``t < 1``, ``dim < 1``, ``subspace_dim`` is not in ``[0, dim)``, ``a`` or ``b`` is
         not positive, ``delta`` is not in (0, 1), or ``6 D a / delta <= 1`` with ``d > 0``.

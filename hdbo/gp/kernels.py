@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.distance import cdist
 
+from .._docstrings import fill_doc
 from .._validation import check_choice, check_int, check_real
 
 __all__ = [
@@ -46,6 +47,51 @@ _BATCH_BYTES = 2**19
 # Additive._value_and_grad_fn keeps every group's profile derivative between the value and the
 # gradients when they take at most this many bytes (otherwise it recomputes them).
 _KEEP_BYTES = 2**28
+
+# Docstring sections shared by the kernels' methods (filled in by ``fill_doc``).
+_DOC = {
+    "diag": """
+        Parameters
+        ----------
+        X : array_like of shape (n, D) or (D,)
+
+        Returns
+        -------
+        ndarray of shape (n,)
+    """,
+    "contract": """
+        Parameters
+        ----------
+        X : array_like of shape (n, D)
+        A : array_like of shape (n, n)
+    """,
+    "contract_points": """
+        Parameters
+        ----------
+        X : array_like of shape (n, d)
+            Points.
+        A : array_like of shape (n, n)
+            Weights; need not be symmetric.
+    """,
+    "grad_x_params": """
+        Parameters
+        ----------
+        Xq : array_like of shape (nq, D)
+        X : array_like of shape (n, D)
+        W : array_like of shape (nq, n)
+            Weights.
+    """,
+    "call_returns": """
+        Returns
+        -------
+        K : ndarray of shape (n, m)
+
+        Raises
+        ------
+        ValueError
+            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+    """,
+}
 
 
 def _as_2d(X: ArrayLike, name: str = "X") -> Array:
@@ -129,6 +175,7 @@ class Kernel(ABC):
         """
 
     @abstractmethod
+    @fill_doc(**_DOC)
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
         """Hyperparameter gradient of ``K(X, X)`` contracted with a weight matrix.
 
@@ -136,12 +183,7 @@ class Kernel(ABC):
         (n, n, p) tensor of :meth:`gradient`. The gradient of the log marginal likelihood is
         ``0.5 * gradient_contract(X, a a^T - K^{-1})`` with ``a = K^{-1} y``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, d)
-            Points.
-        A : array_like of shape (n, n)
-            Weights; need not be symmetric.
+        %(contract_points)s
 
         Returns
         -------
@@ -412,6 +454,7 @@ class Stationary(Kernel):
             np.fill_diagonal(d2, 0.0)
         return np.maximum(d2, 0.0, out=d2)
 
+    @fill_doc(**_DOC)
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
         """Covariance matrix ``s * rho(r^2)`` between the rows of X and Y.
 
@@ -423,14 +466,7 @@ class Stationary(Kernel):
             Second arguments; default X, in which case the squared distances on the
             diagonal are exactly 0.
 
-        Returns
-        -------
-        K : ndarray of shape (n, m)
-
-        Raises
-        ------
-        ValueError
-            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+        %(call_returns)s
         """
         Xs = self._scaled(_as_2d(X))
         Ys = Xs if Y is None else self._scaled(_as_2d(Y, "Y"))
@@ -471,6 +507,7 @@ class Stationary(Kernel):
         """
         return np.full(_as_2d(X).shape[0], self.variance)
 
+    @fill_doc(**_DOC)
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
         """Hyperparameter gradient of ``K(X, X)`` contracted with A (see :meth:`Kernel.gradient_contract`).
 
@@ -478,12 +515,7 @@ class Stationary(Kernel):
         length-scale entries use ``d r^2 / d log l_k = -2 ((x_k - x'_k) / l_k)^2``. Costs
         O(n^2 d) time and O(n^2) memory, also with ARD.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, d)
-            Points.
-        A : array_like of shape (n, n)
-            Weights; need not be symmetric.
+        %(contract_points)s
 
         Returns
         -------
@@ -759,30 +791,23 @@ class Additive(Kernel):
         g = self.groups[j]
         return self.group_kernel(j)(X[:, g], Y[:, g])
 
+    @fill_doc(**_DOC)
     def diag(self, X: ArrayLike) -> Array:
         """Prior variances at the rows of X: the sum of the groups' variances.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, D) or (D,)
-
-        Returns
-        -------
-        ndarray of shape (n,)
+        %(diag)s
         """
         X = _as_2d(X)
         return sum(k.diag(X[:, g]) for g, k in self._pairs())  # type: ignore[return-value]
 
+    @fill_doc(**_DOC)
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
         """Hyperparameter gradient of ``K(X, X)`` contracted with A (see :meth:`Kernel.gradient_contract`).
 
         With shared hyperparameters the groups' contributions are added; otherwise each
         group contributes its own block.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, D)
-        A : array_like of shape (n, n)
+        %(contract)s
 
         Returns
         -------
@@ -795,14 +820,11 @@ class Additive(Kernel):
         parts = [k.gradient_contract(X[:, g], A) for g, k in self._pairs()]
         return np.sum(parts, axis=0) if self.shared else np.concatenate(parts)
 
+    @fill_doc(**_DOC)
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
         """Weighted input gradients (see :meth:`Kernel.grad_x`), group by group.
 
-        Parameters
-        ----------
-        Xq : array_like of shape (nq, D)
-        X : array_like of shape (n, D)
-        W : array_like of shape (nq, n)
+        %(grad_x_params)s
 
         Returns
         -------
@@ -934,6 +956,7 @@ class Projected(Kernel):
             raise ValueError(f"{name} must have {self._W.shape[0]} columns, got {X.shape[1]}")
         return X @ self._W
 
+    @fill_doc(**_DOC)
     def __call__(self, X: ArrayLike, Y: ArrayLike | None = None) -> Array:
         """Covariance matrix ``base(X W, Y W)``.
 
@@ -943,38 +966,24 @@ class Projected(Kernel):
         Y : array_like of shape (m, D) or (D,), optional
             Default X.
 
-        Returns
-        -------
-        K : ndarray of shape (n, m)
-
-        Raises
-        ------
-        ValueError
-            If an input is not 1- or 2-D, or its number of columns does not match the kernel.
+        %(call_returns)s
         """
         Z = self._proj(X)
         return self.base(Z, None if Y is None else self._proj(Y, "Y"))
 
+    @fill_doc(**_DOC)
     def diag(self, X: ArrayLike) -> Array:
         """Prior variances ``base.diag(X W)``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, D) or (D,)
-
-        Returns
-        -------
-        ndarray of shape (n,)
+        %(diag)s
         """
         return self.base.diag(self._proj(X))
 
+    @fill_doc(**_DOC)
     def gradient_contract(self, X: ArrayLike, A: ArrayLike) -> Array:
         """The base kernel's contracted gradient at the projected points ``X W``.
 
-        Parameters
-        ----------
-        X : array_like of shape (n, D)
-        A : array_like of shape (n, n)
+        %(contract)s
 
         Returns
         -------
@@ -982,15 +991,13 @@ class Projected(Kernel):
         """
         return self.base.gradient_contract(self._proj(X), A)
 
+    @fill_doc(**_DOC)
     def grad_x(self, Xq: ArrayLike, X: ArrayLike, W: ArrayLike) -> Array:
         """Weighted input gradients by the chain rule: the base kernel's, times ``W^T``.
 
-        Parameters
-        ----------
-        Xq : array_like of shape (nq, D)
-        X : array_like of shape (n, D)
-        W : array_like of shape (nq, n)
-            Weights (not the projection matrix).
+        The weights ``W`` are those of :meth:`Kernel.grad_x`, not the projection matrix.
+
+        %(grad_x_params)s
 
         Returns
         -------

@@ -32,6 +32,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.linalg.blas import dtrsv
 from scipy.optimize import minimize
 
+from .._docstrings import fill_doc
 from .._validation import check_choice, check_int
 from ..exceptions import NotFittedError, NumericalError
 from .kernels import Additive, Kernel
@@ -47,6 +48,20 @@ _JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 # Outputs whose standard deviation is at most this many ulps of their largest magnitude are
 # constant up to round-off (the sample mean alone is off by a few ulps).
 _CONSTANT_ULPS = 32.0
+
+# Docstring sections shared by the methods (filled in by ``fill_doc``).
+_DOC = {
+    "returns_self": """
+        Returns
+        -------
+        GaussianProcess
+            ``self``.
+    """,
+    "not_fitted": """
+        NotFittedError
+            If :meth:`fit` was not called.
+    """,
+}
 
 
 def _cholesky(K: Array) -> Array | None:
@@ -264,6 +279,7 @@ class GaussianProcess:
             return shift, top
         return shift, spread * p
 
+    @fill_doc(**_DOC)
     def transform_outputs(self, y: ArrayLike) -> Array:
         """Raw outputs in the GP's transformed units, ``(y - y_shift_) / y_scale_``.
 
@@ -280,8 +296,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         """
         self._check_fitted()
         y = np.asarray(y, dtype=float).reshape(-1)
@@ -326,6 +341,7 @@ class GaussianProcess:
     def _refresh_alpha(self) -> None:
         self.alpha_ = cho_solve((self.L_, True), self._z, check_finite=False)
 
+    @fill_doc(**_DOC)
     def fit(
         self,
         X: ArrayLike,
@@ -349,10 +365,7 @@ class GaussianProcess:
             Source of the random restarts; required when hyperparameters are optimized and
             ``n_restarts > 0``.
 
-        Returns
-        -------
-        GaussianProcess
-            ``self``.
+        %(returns_self)s
 
         Raises
         ------
@@ -394,21 +407,18 @@ class GaussianProcess:
             self._z = self.transform_outputs(self.y_)
             self._refresh_alpha()
 
+    @fill_doc(**_DOC)
     def refactorize(self) -> "GaussianProcess":
         """Factorize the current data from scratch, in O(t^3), keeping hyperparameters and transform.
 
         Call it after changing :attr:`theta` by hand; :meth:`fit` and :meth:`load_state`
         already do.
 
-        Returns
-        -------
-        GaussianProcess
-            ``self``.
+        %(returns_self)s
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         NumericalError
             If the factorization fails even with the largest jitter.
         """
@@ -418,6 +428,7 @@ class GaussianProcess:
         self._refresh_alpha()
         return self
 
+    @fill_doc(**_DOC)
     def update(self, x: ArrayLike, y: float) -> "GaussianProcess":
         """Add one observation, extending the Cholesky factor in O(t^2).
 
@@ -434,15 +445,11 @@ class GaussianProcess:
         y : float
             Its observed output (raw units).
 
-        Returns
-        -------
-        GaussianProcess
-            ``self``.
+        %(returns_self)s
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         ValueError
             If x or y is not finite, or x does not have d entries.
         NumericalError
@@ -480,6 +487,7 @@ class GaussianProcess:
         self._refresh_alpha()
         return self
 
+    @fill_doc(**_DOC)
     def hallucinate(self, X: ArrayLike, value: float | None = None) -> "GaussianProcess":
         """A copy of this GP conditioned on points ``X`` observed at their posterior mean.
 
@@ -510,8 +518,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         ValueError
             If ``X`` is not finite or has another number of columns than the training inputs.
         NumericalError
@@ -539,6 +546,7 @@ class GaussianProcess:
     ) -> tuple[Array, ...]:
         return posterior_moments(self.L_, self.alpha_, Kq, kdiag, grad_fn if return_grad else None)
 
+    @fill_doc(**_DOC)
     def predict(self, Xq: ArrayLike, *, return_grad: bool = False, standardized: bool = False) -> tuple[Array, ...]:
         """Posterior mean and standard deviation of the latent function (no noise).
 
@@ -561,8 +569,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         ValueError
             If Xq does not have d columns.
         """
@@ -586,6 +593,7 @@ class GaussianProcess:
         out = [res[0] * s + shift, res[1] * s] + [g * s for g in res[2:]]
         return tuple(out)
 
+    @fill_doc(**_DOC)
     def posterior_fn(self, group: int | None = None, *, standardized: bool = False
                      ) -> Callable[[Array], tuple[Array, Array]]:
         """A fast ``Zq -> (mean, std)`` for many predictions with the same data.
@@ -619,8 +627,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         TypeError
             If ``group`` is given and the kernel is not additive.
         """
@@ -667,6 +674,7 @@ class GaussianProcess:
             raise TypeError(f"per-group posteriors need an Additive kernel, got {type(self.kernel).__name__}")
         return self.kernel
 
+    @fill_doc(**_DOC)
     def predict_group(self, j: int, Zq: ArrayLike, *, return_grad: bool = False,
                       standardized: bool = False) -> tuple[Array, ...]:
         """Posterior of group j's component ``f_j`` at points given in that group's coordinates.
@@ -697,8 +705,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         TypeError
             If the kernel is not :class:`~hdbo.gp.Additive`.
         ValueError
@@ -714,6 +721,7 @@ class GaussianProcess:
         res = self._transformed_moments(kj(Zq, Xj), kj.diag(Zq), return_grad, Zq, lambda W: kj.grad_x(Zq, Xj, W))
         return tuple(res) if standardized else tuple(r * self.y_scale_ for r in res)
 
+    @fill_doc(**_DOC)
     def group_posterior_given(self, j: int, Zp: ArrayLike, *, standardized: bool = False
                               ) -> Callable[..., tuple[Array, ...]]:
         """Group j's posterior, further conditioned on ``f_j`` at pending points ``Zp`` at its mean.
@@ -741,8 +749,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         TypeError
             If the kernel is not additive.
         ValueError
@@ -783,6 +790,7 @@ class GaussianProcess:
 
         return posterior
 
+    @fill_doc(**_DOC)
     def predict_groups(self, Xq: ArrayLike) -> tuple[Array, Array]:
         """Posterior means and standard deviations of every group's component at full points.
 
@@ -803,8 +811,7 @@ class GaussianProcess:
         ------
         TypeError
             If the kernel is not :class:`~hdbo.gp.Additive`.
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         """
         kern = self._additive()
         Xq = np.array(Xq, dtype=float, ndmin=2)
@@ -812,6 +819,7 @@ class GaussianProcess:
         return np.column_stack([p[0] for p in parts]), np.column_stack([p[1] for p in parts])
 
     # ================================================================== marginal likelihood
+    @fill_doc(**_DOC)
     def log_marginal_likelihood(
         self, theta: ArrayLike | None = None, *, eval_gradient: bool = False
     ) -> float | tuple[float, Array]:
@@ -838,8 +846,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         """
         self._check_fitted()
         saved_kernel, saved_noise = self.kernel.theta, self.noise_variance
@@ -874,6 +881,7 @@ class GaussianProcess:
             self.kernel.theta = saved_kernel
             self.noise_variance = saved_noise
 
+    @fill_doc(**_DOC)
     def optimize_hyperparameters(self, *, rng: np.random.Generator | None = None) -> "GaussianProcess":
         """Maximize the log marginal likelihood (plus the log prior) over the free hyperparameters.
 
@@ -890,15 +898,11 @@ class GaussianProcess:
         rng : numpy.random.Generator, optional
             Source of the random starts; required when ``n_restarts > 0``.
 
-        Returns
-        -------
-        GaussianProcess
-            ``self``.
+        %(returns_self)s
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         ValueError
             If ``rng`` is None while random starts are needed.
 
@@ -957,6 +961,7 @@ class GaussianProcess:
         return self
 
     # ================================================================== persistence
+    @fill_doc(**_DOC)
     def state_dict(self) -> dict[str, Any]:
         """JSON-serializable hyperparameters, transform and factorization history.
 
@@ -972,8 +977,7 @@ class GaussianProcess:
 
         Raises
         ------
-        NotFittedError
-            If :meth:`fit` was not called.
+        %(not_fitted)s
         """
         self._check_fitted()
         return {
@@ -986,6 +990,7 @@ class GaussianProcess:
             "n": self.n_train,
         }
 
+    @fill_doc(**_DOC)
     def load_state(self, state: dict[str, Any], X: ArrayLike, y: ArrayLike) -> "GaussianProcess":
         """Restore a GP saved with :meth:`state_dict`, given its training data.
 
@@ -1004,10 +1009,7 @@ class GaussianProcess:
         y : array_like of shape (t,)
             The matching raw outputs.
 
-        Returns
-        -------
-        GaussianProcess
-            ``self``.
+        %(returns_self)s
 
         Raises
         ------

@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from .decomposition import check_decomposition, random_decomposition, refine_decomposition, search_decomposition
 from .embeddings import AnchoredEmbedding, Embedding, GaussianEmbedding, HashingEmbedding, embedding_from_dict
-from .projection import (
-    ProjectionFit,
-    choose_alpha,
-    delta_ratio,
-    feasible_alpha,
-    learn_projection,
-    outer_box,
-    projected_log_marginal_likelihood,
-    restrict_projection,
-)
+from . import projection
+from .projection import *  # noqa: F403  (every public name of projection.py)
 from .subspace import dantzig_selector, noise_calibrated_lambda, principal_cosines, recover_subspace, sin_theta
 from .variable_selection import HDSSelector  # Chen et al. 2012
 
@@ -23,14 +15,7 @@ __all__ = [
     "random_decomposition",
     "refine_decomposition",
     "search_decomposition",
-    "ProjectionFit",
-    "choose_alpha",
-    "delta_ratio",
-    "feasible_alpha",
-    "learn_projection",
-    "outer_box",
-    "projected_log_marginal_likelihood",
-    "restrict_projection",
+    *projection.__all__,
     "Embedding",
     "GaussianEmbedding",
     "HashingEmbedding",

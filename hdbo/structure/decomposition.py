@@ -13,12 +13,25 @@ from typing import Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .._validation import check_int
 from ..gp import GaussianProcess
 
 __all__ = ["group_sizes", "random_decomposition", "search_decomposition", "refine_decomposition", "check_decomposition"]
 
 Groups = list[list[int]]
+
+# The data arguments of the decomposition searches (filled in by ``fill_doc``).
+_DOC = {
+    "training_data": """
+        Parameters
+        ----------
+        X : ndarray of shape (t, D)
+            Training inputs.
+        y : ndarray of shape (t,)
+            Training outputs.
+    """,
+}
 
 
 def check_decomposition(D: int, d: int, M: int) -> None:
@@ -121,6 +134,7 @@ def random_decomposition(D: int, d: int, M: int, rng: np.random.Generator, *, ba
     return [sorted(int(i) for i in part) for part in np.split(perm, np.cumsum(sizes)[:-1])]
 
 
+@fill_doc(**_DOC)
 def search_decomposition(
     X: NDArray[np.float64],
     y: NDArray[np.float64],
@@ -129,12 +143,7 @@ def search_decomposition(
 ) -> tuple[Groups, GaussianProcess, NDArray[np.float64]]:
     """Score candidate decompositions by marginal likelihood and return the best.
 
-    Parameters
-    ----------
-    X : ndarray of shape (t, D)
-        Training inputs.
-    y : ndarray of shape (t,)
-        Training outputs.
+    %(training_data)s
     make_gp : callable
         ``make_gp(groups)`` returns an unfitted GP with an additive kernel over ``groups`` and
         the hyperparameters to score at (they are not optimized here).
@@ -191,6 +200,7 @@ def _neighbours(groups: Groups, d: int):
                     yield new
 
 
+@fill_doc(**_DOC)
 def refine_decomposition(
     X: NDArray[np.float64],
     y: NDArray[np.float64],
@@ -208,12 +218,7 @@ def refine_decomposition(
     marginal likelihood is higher, until none is or ``max_steps`` moves were made. One sweep
     costs ``O(D^2)`` factorizations of the t x t kernel matrix.
 
-    Parameters
-    ----------
-    X : ndarray of shape (t, D)
-        Training inputs.
-    y : ndarray of shape (t,)
-        Training outputs.
+    %(training_data)s
     make_gp : callable
         ``make_gp(groups)`` returns an unfitted GP over ``groups``, as for
         :func:`search_decomposition`.

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._docstrings import fill_doc
 from .._validation import check_choice, check_int, check_real
 
 __all__ = [
@@ -66,6 +67,18 @@ Array = NDArray[np.float64]
 #: Solvers accepted by :func:`dantzig_selector` (``"auto"``: cvxpy if installed, else ADMM;
 #: ``"adjoint"``: the one-step estimate ``calA*(y)``, SPEC.md P1.A.4-4's fallback).
 DS_SOLVERS: tuple[str, ...] = ("auto", "cvxpy", "admm", "adjoint")
+
+# The arguments of principal_cosines and sin_theta (filled in by ``fill_doc``).
+_DOC = {
+    "two_bases": """
+        Parameters
+        ----------
+        A : array_like of shape (k1, d)
+            Rows spanning the first subspace.
+        A_hat : array_like of shape (k2, d)
+            Rows spanning the second subspace (e.g. an estimate of the first).
+    """,
+}
 
 
 def cvxpy_available() -> bool:
@@ -490,9 +503,9 @@ def recover_subspace(
     lam: float,
     *,
     solver: str = "auto",
+    rng: np.random.Generator | None = None,
     max_halvings: int = 10,
     rank_tol: float = 1e-6,
-    rng: np.random.Generator | None = None,
     **solver_options: Any,
 ) -> SubspaceEstimate:
     """Dantzig selector, lambda halving (SPEC.md P1.A.4-4) and the top-k left singular vectors.
@@ -513,10 +526,10 @@ def recover_subspace(
         Initial tolerance.
     solver : str, default "auto"
         See :func:`dantzig_selector`.
-    max_halvings : int, default 10
-    rank_tol : float, default 1e-6
     rng : numpy.random.Generator, optional
         Completes a rank-deficient basis (a fixed default generator when None).
+    max_halvings : int, default 10
+    rank_tol : float, default 1e-6
     **solver_options
         Passed to :func:`dantzig_selector`.
 
@@ -599,16 +612,14 @@ def orthonormal_rows(A: ArrayLike) -> Array:
     return Vt[:r]
 
 
+@fill_doc(**_DOC)
 def principal_cosines(A: ArrayLike, A_hat: ArrayLike) -> Array:
     """``cos Theta(A, A_hat)``: singular values of ``A A_hat^T`` (Definition 2), decreasing.
 
     The rows of both are orthonormalized first, so any bases of the two subspaces may be
     given. With different dimensions k1, k2 there are ``min(k1, k2)`` angles.
 
-    Parameters
-    ----------
-    A : array_like of shape (k1, d)
-    A_hat : array_like of shape (k2, d)
+    %(two_bases)s
 
     Returns
     -------
@@ -626,16 +637,14 @@ def principal_cosines(A: ArrayLike, A_hat: ArrayLike) -> Array:
     return np.clip(np.linalg.svd(Q1 @ Q2.T, compute_uv=False), 0.0, 1.0)
 
 
+@fill_doc(**_DOC)
 def sin_theta(A: ArrayLike, A_hat: ArrayLike) -> float:
     """``||sin Theta(A, A_hat)||_2`` (Definition 2, Lemma 3): 0 for equal subspaces.
 
     ``sin Theta_i = sqrt(1 - cos^2 Theta_i)`` over the principal angles of
     :func:`principal_cosines`; the Euclidean norm of that vector is returned.
 
-    Parameters
-    ----------
-    A : array_like of shape (k1, d)
-    A_hat : array_like of shape (k2, d)
+    %(two_bases)s
 
     Returns
     -------
