@@ -54,6 +54,7 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .store import RunConfig, canonical_json
 
 __all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "export_summary", "merge_summaries", "read_summary"]
@@ -64,6 +65,14 @@ _EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "s
 #: Columns about the run, written on its first row only.
 _RUN_COLUMNS = ("config", "wall_seconds", "diagnostics")
 SUMMARY_COLUMNS = _EVAL_COLUMNS + _RUN_COLUMNS
+
+# Sections shared by the docstrings of export_summary and merge_summaries.
+_DOC = {
+    "rows_written": """
+    int
+        Rows written (evaluations).
+    """,
+}
 
 
 def config_id(config: RunConfig) -> str:
@@ -82,6 +91,7 @@ def config_id(config: RunConfig) -> str:
     return hashlib.sha256(canonical_json(list(config.key())).encode("utf-8")).hexdigest()[:16]
 
 
+@fill_doc(**_DOC)
 def export_summary(
     store: str | Path,
     out: str | Path,
@@ -107,8 +117,7 @@ def export_summary(
 
     Returns
     -------
-    int
-        Rows written (evaluations).
+    %(rows_written)s
 
     Raises
     ------
@@ -356,6 +365,7 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
     return out
 
 
+@fill_doc(**_DOC)
 def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
     """Combine summaries into one, the runs of a later summary replacing the same runs of earlier ones.
 
@@ -373,8 +383,7 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
 
     Returns
     -------
-    int
-        Rows written (evaluations).
+    %(rows_written)s
 
     Raises
     ------
