@@ -66,6 +66,8 @@ _EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "s
 _RUN_COLUMNS = ("config", "wall_seconds", "diagnostics")
 SUMMARY_COLUMNS = _EVAL_COLUMNS + _RUN_COLUMNS
 
+Array = NDArray[np.float64]
+
 # Sections shared by the docstrings of export_summary and merge_summaries.
 _DOC = {
     "rows_written": """
@@ -258,19 +260,19 @@ class SummaryRun:
     budget: int
     status: str
     t: NDArray[np.int64]
-    y: NDArray[np.float64]
-    f: NDArray[np.float64]
-    regret: NDArray[np.float64]
+    y: Array
+    f: Array
+    regret: Array
     failed: NDArray[np.bool_]
-    ask_seconds: NDArray[np.float64]
-    eval_seconds: NDArray[np.float64]
+    ask_seconds: Array
+    eval_seconds: Array
     source: str
     config: str = ""
     wall_seconds: float = math.nan
     diagnostics: dict | None = None
 
     @property
-    def seconds(self) -> NDArray[np.float64]:
+    def seconds(self) -> Array:
         """Seconds of each proposal plus its evaluation."""
         return self.ask_seconds + self.eval_seconds
 
