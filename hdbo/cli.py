@@ -726,10 +726,8 @@ def build_parser() -> argparse.ArgumentParser:
         "summaries", nargs="*", metavar="SUMMARY",
         help="summary files (.csv.gz) written by hdbo.experiments.export_summary (default: docs/benchmarks/*.csv.gz)",
     )
-    srp.add_argument(
-        "--out", default="docs/benchmarks.md",
-        help="markdown file to write (default docs/benchmarks.md); figures go to benchmarks/ next to it",
-    )
+    srp.add_argument("--out", default="docs/benchmarks.md",
+                     help="markdown file to write (default docs/benchmarks.md); figures go to benchmarks/ next to it")
     srp.add_argument(
         "--from-store", metavar="STORE",
         help="first write a summary of every experiment of this store to benchmarks/<experiment>.csv.gz "

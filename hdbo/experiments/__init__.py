@@ -64,18 +64,18 @@ from .store import (
 )
 
 __all__ = [
-    # store
-    "RunStore",
-    "RunConfig",
-    "RunRecord",
-    "RunOwner",
-    "RunClaim",
+    # store (alphabetical)
     "ClaimLostError",
-    "StoreError",
     "Evaluation",
     "EvaluationArrays",
+    "RunClaim",
+    "RunConfig",
+    "RunOwner",
+    "RunRecord",
+    "RunStore",
     "SCHEMA_VERSION",
     "STALE_AFTER_SECONDS",
+    "StoreError",
     # runner
     "run_one",
     "run_many",

@@ -41,19 +41,15 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .report import MIN_RUNS, ClaimCheck, GroupSummary, aggregate, check_claims, format_mean_se
-from .spec import DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue, default_specs_dir, find_specs, load_spec
+from .spec import (
+    DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue, default_specs_dir, find_specs, load_spec, _read_toml,
+)
 from .summary import SummaryRun, config_id, read_summary
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "PAPERS",
@@ -221,11 +217,7 @@ def load_table(path: str | Path) -> list[ZRow]:
         status (the message names the file and the row).
     """
     path = Path(path)
-    with path.open("rb") as fh:
-        try:
-            data = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: invalid TOML: {exc}") from None
+    data = _read_toml(path, ValueError)
     _keys(data, str(path), ("row",))
     entries = data.get("row", [])
     if not isinstance(entries, list) or not entries:

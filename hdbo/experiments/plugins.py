@@ -41,6 +41,8 @@ import re
 from types import ModuleType
 from typing import Iterable
 
+from .._docstrings import fill_doc
+
 __all__ = ["PLUGIN_HELP", "load_plugins", "loaded_plugins", "import_plugins", "check_registry_name"]
 
 #: How to make a custom problem or method available (appended to "unknown name" messages).
@@ -54,6 +56,15 @@ _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 _LOADED: list[str] = []
 
 
+# Sections shared by the docstrings of import_plugins and load_plugins.
+_DOC = {
+    "imported": """
+    list of module
+        The imported modules, in order.
+    """,
+}
+
+
 def _check_module_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"plugin must be a module name (str), got {type(name).__name__}")
@@ -65,6 +76,7 @@ def _check_module_name(name: object) -> str:
     return name
 
 
+@fill_doc(**_DOC)
 def import_plugins(modules: Iterable[str]) -> list[ModuleType]:
     """Import plugin modules (without recording them; used by worker processes).
 
@@ -75,8 +87,7 @@ def import_plugins(modules: Iterable[str]) -> list[ModuleType]:
 
     Returns
     -------
-    list of module
-        The imported modules, in order.
+    %(imported)s
 
     Raises
     ------
@@ -108,6 +119,7 @@ def import_plugins(modules: Iterable[str]) -> list[ModuleType]:
     return out
 
 
+@fill_doc(**_DOC)
 def load_plugins(modules: Iterable[str]) -> list[ModuleType]:
     """Import plugin modules (which register problems or methods) and remember them.
 
@@ -122,8 +134,7 @@ def load_plugins(modules: Iterable[str]) -> list[ModuleType]:
 
     Returns
     -------
-    list of module
-        The imported modules, in order.
+    %(imported)s
 
     Raises
     ------

@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .spec import DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue
-from .store import EvaluationArrays, RunStore, hdbo_version
+from .store import EvaluationArrays, RunConfig, RunStore, hdbo_version
 from .summary import SummaryRun
 
 if TYPE_CHECKING:
@@ -322,19 +322,18 @@ def aggregate(
         for run in store.list_runs(experiment=experiment, status="finished", ids=ids):
             c = run.config
             ev = store.load_evaluations(run.id)
-            rows.append(_RunRow(c.experiment, c.problem, c.problem_label, c.method, c.label, c.budget, c.seed, run.id,
-                                ev, run.diagnostics, run.wall_seconds))
+            rows.append(_RunRow(c, run.id, ev, run.diagnostics, run.wall_seconds))
     for sr in summary_runs:
         if sr.status == "finished" and (experiment is None or sr.experiment == experiment):
-            rows.append(_RunRow(sr.experiment, sr.problem, sr.problem_label, sr.method, sr.label, sr.budget, sr.seed,
-                                -1, sr, sr.diagnostics, sr.wall_seconds))
+            rows.append(_RunRow(sr, -1, sr, sr.diagnostics, sr.wall_seconds))
     groups: dict[tuple[str, str, str, int], list[_RunRow]] = {}
     for row in rows:
-        groups.setdefault((row.experiment, row.problem_label, row.label, row.budget), []).append(row)
+        c = row.config
+        groups.setdefault((c.experiment, c.problem_label, c.label, c.budget), []).append(row)
     out: list[GroupSummary] = []
     for (exp, plabel, label, budget), members in groups.items():
-        members.sort(key=lambda r: r.seed)
-        g = GroupSummary(exp, members[0].problem, plabel, members[0].method, label, budget)
+        members.sort(key=lambda r: r.config.seed)
+        g = GroupSummary(exp, members[0].config.problem, plabel, members[0].config.method, label, budget)
         per_run: dict[str, list[NDArray[np.float64]]] = {"simple_regret": [], "avg_regret": [], "best_f": []}
         seconds: list[NDArray[np.float64]] = []
         for run in members:
@@ -351,7 +350,7 @@ def aggregate(
             g.evaluations_used.append(int(len(ev.ask_seconds)))
             g.n_failed_evals += int(ev.failed.sum())
             g.run_ids.append(run.run_id)
-            g.seeds.append(int(run.seed))
+            g.seeds.append(int(run.config.seed))
         g.n_runs = len(members)
         g.curves = {k: np.vstack(v) for k, v in per_run.items()}
         g.simple_regret = mean_se(g.curves["simple_regret"][:, -1])
@@ -374,13 +373,7 @@ def aggregate(
 class _RunRow:
     """One finished run to aggregate, from a store or a summary."""
 
-    experiment: str
-    problem: str
-    problem_label: str
-    method: str
-    label: str
-    budget: int
-    seed: int
+    config: RunConfig | SummaryRun  # names the run: experiment, problem(_label), method, label, budget, seed
     run_id: int
     evaluations: EvaluationArrays | SummaryRun  # both have f, regret, failed, ask_seconds, eval_seconds
     diagnostics: Mapping[str, object] | None

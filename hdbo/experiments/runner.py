@@ -120,6 +120,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .._docstrings import fill_doc
 from .._progress import Progress
 from .._threads import blas_threads as limit_blas_threads
 from ..methods import Method, make_method
@@ -239,13 +240,22 @@ def build_problem(config: RunConfig) -> Problem:
     return problem
 
 
+# The parameter method_seed and noise_generator share.
+_DOC = {
+    "run_seed": """
+    seed : int
+        Run seed, ``>= 0``.
+    """,
+}
+
+
+@fill_doc(**_DOC)
 def method_seed(seed: int) -> int:
     """The seed given to the method of a run with this run seed (a stream apart from the problem's).
 
     Parameters
     ----------
-    seed : int
-        Run seed, ``>= 0``.
+    %(run_seed)s
 
     Returns
     -------
@@ -260,13 +270,13 @@ def method_seed(seed: int) -> int:
     return int(np.random.SeedSequence([int(seed), METHOD_STREAM]).generate_state(1)[0])
 
 
+@fill_doc(**_DOC)
 def noise_generator(seed: int) -> np.random.Generator:
     """The observation-noise generator of a run with this seed.
 
     Parameters
     ----------
-    seed : int
-        Run seed, ``>= 0``.
+    %(run_seed)s
 
     Returns
     -------
@@ -955,17 +965,16 @@ def run_many(
         bar = Progress(sum(remaining.values()), enabled=progress, desc="hdbo", unit="eval")
         tracker = _EvaluationProgress(bar, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
+        batch = _Batch(store_obj, todo, run_ids, done, summary, tracker, stale_after, tuple(plugins))
         try:
             with limit_blas_threads(blas_threads):
                 if dask_address is not None:
-                    _run_dask(store_obj, todo, dask_address, done, summary, tracker, run_ids, stale_after,
-                              plugins=plugins, chunk_seconds=float(dask_chunk_seconds), blas_threads=blas_threads)
+                    _run_dask(batch, dask_address, chunk_seconds=float(dask_chunk_seconds), blas_threads=blas_threads)
                 elif workers == 1 or len(todo) <= 1:
                     for c in todo:
                         _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
                 else:
-                    _run_pool(store_obj, todo, workers, done, summary, tracker, run_ids, stale_after,
-                              plugins=plugins)
+                    _run_pool(batch, workers)
         finally:
             bar.close()
         for key in unique:
@@ -978,6 +987,40 @@ def run_many(
     finally:
         if own_store:
             store_obj.close()
+
+
+@dataclass
+class _Batch:
+    """The runs :func:`run_many` hands to an executor (:func:`_run_pool`, :func:`_run_dask`).
+
+    Attributes
+    ----------
+    store : RunStore
+        Where every evaluation is stored.
+    todo : list of RunConfig
+        The runs to execute or resume, in order.
+    run_ids : dict
+        Store id of each run, by :meth:`RunConfig.key`.
+    done : dict
+        Filled by the executor: the result of each run it finished, by key.
+    summary : RunSummary
+        Filled by the executor with the runs that failed or were interrupted.
+    tracker : _EvaluationProgress
+        Progress, counted in evaluations.
+    stale_after : float
+        Seconds after which another owner's claim on a run counts as stale.
+    plugins : tuple of str
+        Plugin modules the worker processes import.
+    """
+
+    store: RunStore
+    todo: list[RunConfig]
+    run_ids: dict[tuple[Any, ...], int]
+    done: dict[tuple[Any, ...], RunResult]
+    summary: RunSummary
+    tracker: _EvaluationProgress
+    stale_after: float
+    plugins: tuple[str, ...] = ()
 
 
 def _run_serial(
@@ -1124,18 +1167,7 @@ def _claim_job(
 
 
 # ---------------------------------------------------------------------------- local worker processes
-def _run_pool(
-    store: RunStore,
-    todo: Sequence[RunConfig],
-    workers: int,
-    done: dict[tuple[Any, ...], RunResult],
-    summary: RunSummary,
-    tracker: _EvaluationProgress,
-    run_ids: dict[tuple[Any, ...], int],
-    stale_after: float,
-    *,
-    plugins: Sequence[str] = (),
-) -> None:
+def _run_pool(batch: _Batch, workers: int) -> None:
     """Runs in ``workers`` spawned processes, one run at a time each (see "Workers" above).
 
     This process claims each run in the name of the worker process it hands it to, sends it
@@ -1147,6 +1179,8 @@ def _run_pool(
     terminal interrupts them too), then they are terminated and their runs recorded as
     interrupted.
     """
+    store, todo, run_ids = batch.store, batch.todo, batch.run_ids
+    done, summary, tracker = batch.done, batch.summary, batch.tracker
     ctx = get_context("spawn")
     queue = list(todo)[::-1]  # the next run is at the end
     pool: list[_PoolWorker] = []
@@ -1166,12 +1200,12 @@ def _run_pool(
             for w in pool:
                 while w.job is None and not w.retired and queue:
                     config = queue.pop()
-                    claimed = _claim_job(store, config, run_ids[config.key()], w.owner, stale_after)
+                    claimed = _claim_job(store, config, run_ids[config.key()], w.owner, batch.stale_after)
                     if isinstance(claimed, RunResult):  # finished or running elsewhere meanwhile
                         done[config.key()] = claimed
                         tracker.end(claimed.run_id)
                         continue
-                    w.start(claimed, _resume_point(store, claimed.run_id), plugins)
+                    w.start(claimed, _resume_point(store, claimed.run_id), batch.plugins)
             busy = [w for w in pool if w.job is not None]
             if not busy:
                 return
@@ -1425,16 +1459,9 @@ def _parent_alive(parent_pid: int) -> bool:
 
 # ---------------------------------------------------------------------------- Dask
 def _run_dask(
-    store: RunStore,
-    todo: Sequence[RunConfig],
+    batch: _Batch,
     address: str,
-    done: dict[tuple[Any, ...], RunResult],
-    summary: RunSummary,
-    tracker: _EvaluationProgress,
-    run_ids: dict[tuple[Any, ...], int],
-    stale_after: float,
     *,
-    plugins: Sequence[str] = (),
     chunk_seconds: float = DASK_CHUNK_SECONDS,
     blas_threads: int | None = 1,
 ) -> None:
@@ -1447,6 +1474,8 @@ def _run_dask(
     process is interrupted, the pending tasks are cancelled and their runs recorded as
     interrupted.
     """
+    store, todo, run_ids = batch.store, batch.todo, batch.run_ids
+    done, summary, tracker = batch.done, batch.summary, batch.tracker
     try:
         from dask.distributed import Client, as_completed
     except ImportError as exc:
@@ -1461,7 +1490,7 @@ def _run_dask(
     def submit(client: Any, job: _Job, *, first: bool) -> Any:
         resume = _resume_point(store, job.run_id)
         return client.submit(
-            _run_chunk, job.config.to_dict(), resume, tuple(plugins), chunk_seconds, blas_threads,
+            _run_chunk, job.config.to_dict(), resume, batch.plugins, chunk_seconds, blas_threads,
             key=f"hdbo-run-{job.run_id}-from-{resume['n_done']}-{uuid.uuid4().hex}",
             priority=0 if first else 1,
         )
@@ -1470,7 +1499,7 @@ def _run_dask(
         try:
             pending = as_completed()
             for config in todo:
-                claimed = _claim_job(store, config, run_ids[config.key()], me, stale_after)
+                claimed = _claim_job(store, config, run_ids[config.key()], me, batch.stale_after)
                 if isinstance(claimed, RunResult):  # finished or running elsewhere meanwhile
                     done[config.key()] = claimed
                     tracker.end(claimed.run_id)

@@ -110,8 +110,9 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
+from .._docstrings import fill_doc
 from .plugins import PLUGIN_HELP, check_registry_name
 from .store import RunConfig, default_problem_label
 
@@ -166,42 +167,46 @@ class SpecError(ValueError):
     """An experiment spec is malformed (the message names the file and the entry)."""
 
 
-@dataclass(frozen=True)
-class ProblemSpec:
-    """One problem of a spec.
-
-    Attributes
-    ----------
+# The attributes ProblemSpec and MethodSpec share (they differ by the registry ``name`` is in).
+_DOC = {
+    "entry": """
     name : str
-        Problem registry name.
+        Registry name.
     label : str
         Name in reports; unique within the spec.
     params : dict
-        Keyword arguments of the problem.
-    """
+        Keyword arguments of the registered problem or method.
+    """,
+}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A problem or method of a spec (the fields of :class:`ProblemSpec` and :class:`MethodSpec`)."""
 
     name: str
     label: str
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    """One method of a spec.
+@fill_doc(**_DOC)
+class ProblemSpec(_Entry):
+    """One problem of a spec (``name`` in the problem registry).
 
     Attributes
     ----------
-    name : str
-        Method registry name.
-    label : str
-        Name in reports; unique within the spec.
-    params : dict
-        Keyword arguments of the method.
+    %(entry)s
     """
 
-    name: str
-    label: str
-    params: dict[str, Any] = field(default_factory=dict)
+
+@fill_doc(**_DOC)
+class MethodSpec(_Entry):
+    """One method of a spec (``name`` in the method registry).
+
+    Attributes
+    ----------
+    %(entry)s
+    """
 
 
 @dataclass(frozen=True)
@@ -752,12 +757,35 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         The file is not valid TOML or not a valid spec.
     """
     path = Path(path)
+    return parse_spec(_read_toml(path), source=str(path), path=path)
+
+
+def _read_toml(path: Path, error: type[ValueError] = SpecError) -> dict[str, Any]:
+    """The contents of a TOML file; invalid TOML raises ``error`` naming the file.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    error : type, default SpecError
+        The ValueError subclass to raise for invalid TOML.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    ValueError
+        ``error``, if the file is not valid TOML.
+    """
     with path.open("rb") as fh:
         try:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
         except tomllib.TOMLDecodeError as exc:
-            raise SpecError(f"{path}: invalid TOML: {exc}") from None
-    return parse_spec(data, source=str(path), path=path)
+            raise error(f"{path}: invalid TOML: {exc}") from None
 
 
 def default_specs_dir() -> Path:
@@ -855,21 +883,20 @@ def validate_names(spec: ExperimentSpec) -> None:
     from ..methods import available_methods
 
     source = str(spec.path) if spec.path else spec.name
-    methods = available_methods()
-    for m in spec.methods:
-        if m.name not in methods:
-            raise SpecError(
-                f"{source}: method {m.name!r} is not registered (available methods: {', '.join(methods)}; "
-                f"{PLUGIN_HELP})"
-            )
+    registries: list[tuple[str, Sequence[_Entry], Callable[[], list[str]]]] = [
+        ("method", spec.methods, available_methods)
+    ]
     try:
         from ..problems import available_problems
     except ImportError:
-        return
-    problems = available_problems()
-    for p in spec.problems:
-        if p.name not in problems:
-            raise SpecError(
-                f"{source}: problem {p.name!r} is not registered (available problems: {', '.join(problems)}; "
-                f"{PLUGIN_HELP})"
-            )
+        pass
+    else:
+        registries.append(("problem", spec.problems, available_problems))
+    for kind, entries, available in registries:
+        names = available()
+        for entry in entries:
+            if entry.name not in names:
+                raise SpecError(
+                    f"{source}: {kind} {entry.name!r} is not registered (available {kind}s: {', '.join(names)}; "
+                    f"{PLUGIN_HELP})"
+                )

@@ -754,7 +754,7 @@ def write_suite_report(
     Returns
     -------
     Path
-        The markdown file.
+        ``out``, the report written.
 
     Raises
     ------

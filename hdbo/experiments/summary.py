@@ -54,6 +54,7 @@ from typing import Iterable
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .store import RunConfig, canonical_json
 
 __all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "export_summary", "merge_summaries", "read_summary"]
@@ -64,6 +65,16 @@ _EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "s
 #: Columns about the run, written on its first row only.
 _RUN_COLUMNS = ("config", "wall_seconds", "diagnostics")
 SUMMARY_COLUMNS = _EVAL_COLUMNS + _RUN_COLUMNS
+
+Array = NDArray[np.float64]
+
+# Sections shared by the docstrings of export_summary and merge_summaries.
+_DOC = {
+    "rows_written": """
+    int
+        Rows written (evaluations).
+    """,
+}
 
 
 def config_id(config: RunConfig) -> str:
@@ -82,6 +93,7 @@ def config_id(config: RunConfig) -> str:
     return hashlib.sha256(canonical_json(list(config.key())).encode("utf-8")).hexdigest()[:16]
 
 
+@fill_doc(**_DOC)
 def export_summary(
     store: str | Path,
     out: str | Path,
@@ -107,8 +119,7 @@ def export_summary(
 
     Returns
     -------
-    int
-        Rows written (evaluations).
+    %(rows_written)s
 
     Raises
     ------
@@ -249,19 +260,19 @@ class SummaryRun:
     budget: int
     status: str
     t: NDArray[np.int64]
-    y: NDArray[np.float64]
-    f: NDArray[np.float64]
-    regret: NDArray[np.float64]
+    y: Array
+    f: Array
+    regret: Array
     failed: NDArray[np.bool_]
-    ask_seconds: NDArray[np.float64]
-    eval_seconds: NDArray[np.float64]
+    ask_seconds: Array
+    eval_seconds: Array
     source: str
     config: str = ""
     wall_seconds: float = math.nan
     diagnostics: dict | None = None
 
     @property
-    def seconds(self) -> NDArray[np.float64]:
+    def seconds(self) -> Array:
         """Seconds of each proposal plus its evaluation."""
         return self.ask_seconds + self.eval_seconds
 
@@ -356,6 +367,7 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
     return out
 
 
+@fill_doc(**_DOC)
 def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
     """Combine summaries into one, the runs of a later summary replacing the same runs of earlier ones.
 
@@ -373,8 +385,7 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
 
     Returns
     -------
-    int
-        Rows written (evaluations).
+    %(rows_written)s
 
     Raises
     ------

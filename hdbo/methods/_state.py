@@ -38,15 +38,19 @@ def state_mapping(value: Any, field: str) -> dict[str, Any]:
     return value
 
 
+def _number(value: Any, field: str, kind: type, what: str, allow_none: bool) -> Any:
+    """``value`` if it is an instance of the numbers ABC ``kind`` and no bool, else StateError saying ``what``."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise StateError(f"{field} must be {what}{' or None' if allow_none else ''}, got {describe(value)}")
+    return value
+
+
 def state_int(value: Any, field: str, *, low: int | None = None, high: int | None = None,
               allow_none: bool = False) -> int | None:
     """``value`` as an int in ``[low, high]`` (bools refused), else StateError."""
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        what = "an int or None" if allow_none else "an int"
-        raise StateError(f"{field} must be {what}, got {describe(value)}")
-    v = int(value)
+    v = int(_number(value, field, numbers.Integral, "an int", allow_none))
     if (low is not None and v < low) or (high is not None and v > high):
         rng = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
         raise StateError(f"{field} must be in {rng}, got {v}")
@@ -65,10 +69,7 @@ def state_float(value: Any, field: str, *, allow_none: bool = False, finite: boo
     """``value`` as a float (finite unless ``finite=False``, ``>= low``), else StateError."""
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        what = "a real number or None" if allow_none else "a real number"
-        raise StateError(f"{field} must be {what}, got {describe(value)}")
-    v = float(value)
+    v = float(_number(value, field, numbers.Real, "a real number", allow_none))
     if finite and not np.isfinite(v):
         raise StateError(f"{field} must be finite, got {v}")
     if low is not None and (v < low or (v == low and not low_inclusive)):

@@ -80,15 +80,14 @@ from ..structure.decomposition import (
     search_decomposition,
 )
 from ._state import describe, internal_bool, internal_field, state_float, state_indices, state_int
-from .gp_based import GPMethod
-from .gp_ucb import resolve_beta
+from .gp_ucb import _ScheduledUCB, resolve_beta
 from .registry import register
 
 __all__ = ["AddGPUCB"]
 
 
 @register
-class AddGPUCB(GPMethod):
+class AddGPUCB(_ScheduledUCB):
     """Additive GP-UCB with a learned (or known) decomposition; see the module docstring.
 
     Parameters
@@ -283,20 +282,6 @@ class AddGPUCB(GPMethod):
             if score > best:
                 self.groups_, gp, best = groups, cgp, score
         return gp.fit(X, y, optimize=True, rng=self.rng)
-
-    def beta_t(self, t: int | None = None) -> float:
-        """The exploration weight of an iteration (with ``d`` the maximum group size).
-
-        Parameters
-        ----------
-        t : int, optional
-            Iteration, ``t >= 1``; default :attr:`iteration`, the upcoming query.
-
-        Returns
-        -------
-        float
-        """
-        return float(self._beta_fn(self.iteration if t is None else t))
 
     # ------------------------------------------------------------------ acquisition
     def _acquire_with_pending(self, gp: GaussianProcess) -> NDArray[np.float64] | None:

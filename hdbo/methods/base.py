@@ -109,6 +109,16 @@ def _set_method_table(table: Callable[[], Mapping[str, type[Method]]]) -> None:
     _method_table = table
 
 
+#: Numpydoc parameter entries that several method classes share, filled into their docstrings
+#: by :func:`hdbo._docstrings.fill_doc`.
+SHARED_DOCS = {
+    "bounds": """
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    """,
+}
+
+
 class Method(ABC):
     """Base class of every optimization method.
 

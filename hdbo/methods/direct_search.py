@@ -59,12 +59,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import OptimizeResult, direct
 
+from .._docstrings import fill_doc
 from .._validation import MAX_COUNT, check_bool, check_int, check_real
 from ..acquisition.maximizers import callback_exception
 from ..exceptions import StateError
 from ..space import Box
 from ._state import internal_bool
-from .base import Method
+from .base import SHARED_DOCS, Method
 from .registry import register
 
 __all__ = ["DirectSearch"]
@@ -172,13 +173,13 @@ class _DirectRun:
 
 
 @register
+@fill_doc(**SHARED_DOCS)
 class DirectSearch(Method):
     """DIRECT run directly on the objective, each of its evaluations being one query.
 
     Parameters
     ----------
-    bounds : Box or array_like of shape (D, 2)
-        Search box.
+    %(bounds)s
     seed : int, Generator or None
         Used only for the uniformly random points proposed after DIRECT has stopped
         (DIRECT itself is deterministic).
@@ -264,17 +265,16 @@ class DirectSearch(Method):
         self,
         bounds: Box | ArrayLike,
         *,
-        seed: int | np.random.Generator | None = None,
         budget: int | None = None,
-        structure: dict[str, Any] | None = None,
         locally_biased: bool = False,
         eps: float = 1e-4,
         maxfun: int | None = None,
         maxiter: int | None = None,
         vol_tol: float = 0.0,
         len_tol: float = 0.0,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(bounds, seed=seed, budget=budget, structure=structure)
+        super().__init__(bounds, budget=budget, **kwargs)  # kwargs: seed and structure (see Method)
         self.locally_biased = check_bool(locally_biased, "locally_biased")
         self.maxfun = check_int(maxfun, "maxfun", allow_none=True, high=MAX_COUNT)
         self.maxiter = check_int(maxiter, "maxiter", allow_none=True, high=MAX_COUNT)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._docstrings import fill_doc
 from .._validation import MAX_COUNT, check_bool, check_choice, check_int, check_real
 from ..acquisition.maximizers import MAXIMIZERS, maximize
 from ..exceptions import NumericalError, StateError
@@ -26,7 +27,7 @@ from ..gp import GaussianProcess, Kernel, dimension_scaled_prior, make_kernel
 from ..gp.priors import NOISE_LOC
 from ..space import Box
 from ._state import internal_field, internal_int, state_float, state_int, state_mapping
-from .base import Method
+from .base import SHARED_DOCS, Method
 
 __all__ = ["GPMethod", "PAPER_SETTINGS", "hyperparameter_dict"]
 
@@ -43,13 +44,13 @@ _MAX_PENDING_REPEATS = 16
 PAPER_SETTINGS: dict[str, Any] = {"gp_prior": "none", "maximizer": "direct"}
 
 
+@fill_doc(**SHARED_DOCS)
 class GPMethod(Method):
     """Base class of methods that query ``argmax`` of an acquisition on a GP posterior.
 
     Parameters
     ----------
-    bounds : Box or array_like of shape (D, 2)
-        Search box.
+    %(bounds)s
     seed : int, Generator or None
         Random source (initial design, hyperparameter restarts, acquisition maximizer).
     budget : int, optional
@@ -136,9 +137,7 @@ class GPMethod(Method):
         self,
         bounds: Box | ArrayLike,
         *,
-        seed: int | np.random.Generator | None = None,
         budget: int | None = None,
-        structure: dict[str, Any] | None = None,
         n_init: int = 10,
         refit_every: int = 25,
         kernel: str = "matern52",
@@ -152,8 +151,9 @@ class GPMethod(Method):
         refit_growth: float | str | None = "default",
         lengthscale_bounds: tuple[float, float] | None = None,
         gp_prior: str = "dim-scaled",
+        **kwargs: Any,
     ) -> None:
-        super().__init__(bounds, seed=seed, budget=budget, structure=structure)
+        super().__init__(bounds, budget=budget, **kwargs)  # kwargs: seed and structure (see Method)
         self.n_init = check_int(n_init, "n_init", low=1, high=MAX_COUNT)
         self.refit_every = check_int(refit_every, "refit_every", low=1, high=MAX_COUNT)
         self.gp_prior = check_choice(gp_prior, "gp_prior", ("dim-scaled", "none"))

@@ -75,8 +75,32 @@ def resolve_beta(beta: str | float, beta_params: dict[str, Any] | None, dim: int
     return get_beta_schedule(beta, **params)
 
 
+class _ScheduledUCB(GPMethod):
+    """Base of the GP methods that weigh exploration by a ``beta_t`` schedule (GP-UCB, Add-GP-UCB).
+
+    A subclass's ``__init__`` sets ``_beta_fn``, the schedule from :func:`resolve_beta`; the
+    other parameters are those of :class:`~hdbo.methods.gp_based.GPMethod`.
+    """
+
+    _beta_fn: Callable[[int], float]
+
+    def beta_t(self, t: int | None = None) -> float:
+        """The exploration weight of an iteration.
+
+        Parameters
+        ----------
+        t : int, optional
+            Iteration, ``t >= 1``; default :attr:`iteration`, the upcoming query.
+
+        Returns
+        -------
+        float
+        """
+        return float(self._beta_fn(self.iteration if t is None else t))
+
+
 @register
-class GPUCB(GPMethod):
+class GPUCB(_ScheduledUCB):
     """GP-UCB on the full box (see the module docstring).
 
     Parameters
@@ -122,20 +146,6 @@ class GPUCB(GPMethod):
         self.beta_params = dict(beta_params or {})
         self._beta_fn = resolve_beta(beta, self.beta_params, self.dim)
         self._check_maximizer_dim(self.dim)
-
-    def beta_t(self, t: int | None = None) -> float:
-        """The exploration weight of an iteration.
-
-        Parameters
-        ----------
-        t : int, optional
-            Iteration, ``t >= 1``; default :attr:`iteration`, the upcoming query.
-
-        Returns
-        -------
-        float
-        """
-        return float(self._beta_fn(self.iteration if t is None else t))
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         acq = UCB(gp, self.beta_t())

@@ -39,6 +39,7 @@ from typing import Any, Iterator
 import numpy as np
 from numpy.typing import NDArray
 
+from .._docstrings import fill_doc
 from .._validation import check_int
 from ..exceptions import StateError
 from ._state import internal_array, internal_int, state_int
@@ -244,6 +245,21 @@ class BoTorchPeer(Method):
 
 
 # =========================================================================== Optuna
+# The arguments every Optuna peer shares, in the Parameters section of each.
+_OPTUNA_DOC = {
+    "optuna_common": """
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    seed : int, Generator or None
+        Random source (the sampler's seed at each proposal).
+    budget : int, optional
+        Unused.
+    structure : dict, optional
+        Unused.
+    """,
+}
+
+
 class _OptunaPeer(Method):
     """An Optuna sampler driven through ask/tell on an in-memory study (one float per coordinate)."""
 
@@ -286,6 +302,7 @@ class _OptunaPeer(Method):
 
 
 @register
+@fill_doc(**_OPTUNA_DOC)
 class OptunaTPEPeer(_OptunaPeer):
     """Optuna's TPE sampler (``peer:tpe``) through Optuna's ask/tell.
 
@@ -308,14 +325,7 @@ class OptunaTPEPeer(_OptunaPeer):
 
     Parameters
     ----------
-    bounds : Box or array_like of shape (D, 2)
-        Search box.
-    seed : int, Generator or None
-        Random source (the sampler's seed at each proposal).
-    budget : int, optional
-        Unused.
-    structure : dict, optional
-        Unused.
+    %(optuna_common)s
     n_startup_trials : int, default 10
         Random trials before TPE (Optuna's default; failed trials do not count).
 
@@ -332,6 +342,7 @@ class OptunaTPEPeer(_OptunaPeer):
 
 
 @register
+@fill_doc(**_OPTUNA_DOC)
 class OptunaGPPeer(_OptunaPeer):
     """Optuna's GP sampler (``peer:optuna-gp``) through Optuna's ask/tell.
 
@@ -351,14 +362,7 @@ class OptunaGPPeer(_OptunaPeer):
 
     Parameters
     ----------
-    bounds : Box or array_like of shape (D, 2)
-        Search box.
-    seed : int, Generator or None
-        Random source (the sampler's seed at each proposal).
-    budget : int, optional
-        Unused.
-    structure : dict, optional
-        Unused.
+    %(optuna_common)s
     n_startup_trials : int, default 10
         Random trials before the GP (Optuna's default; failed trials do not count).
 

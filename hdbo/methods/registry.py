@@ -165,12 +165,12 @@ def option_spellings(method: str, params: dict[str, Any]) -> list[dict[str, Any]
 
 
 def available_methods() -> list[str]:
-    """Names of every registered method.
+    """The registered methods, by name.
 
     Returns
     -------
     list of str
-        Sorted.
+        Every name :func:`make_method` accepts, in alphabetical order.
     """
     return sorted(_REGISTRY)
 
@@ -193,14 +193,13 @@ def get_method_class(name: str) -> type[Method]:
     TypeError
         If ``name`` is not a string.
     ValueError
-        If no method has that name (the message lists the valid names).
+        If no method is registered under ``name`` (the message lists those that are).
     """
     if not isinstance(name, str):
         raise TypeError(f"method must be a string, got {type(name).__name__}")
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; available methods: {', '.join(available_methods())}") from None
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown method {name!r}; available methods: {', '.join(available_methods())}")
+    return _REGISTRY[name]
 
 
 def make_method(name: str, bounds: Box | ArrayLike, **kwargs: Any) -> Method:

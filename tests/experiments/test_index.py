@@ -149,48 +149,15 @@ than = ["B"]
 OTHER_SPEC = TOY_SPEC.replace('name = "toy-exp"', 'name = "toy-other"')
 
 TOY_TABLE = """
-[[row]]
-z = 1
-paper = "chen2012"
-what = "A's regret"
-reported = "1"
-references = [{ experiment = "toy-exp", problem = "P", method = "A", metric = "simple_regret" }]
-
-[[row]]
-z = 2
-paper = "chen2012"
-what = "B's regret"
-reported = "5"
-references = [{ experiment = "toy-exp", problem = "P", method = "B", metric = "simple_regret" }]
-
-[[row]]
-z = 3
-paper = "chen2012"
-what = "A against B"
-reported = "A beats B"
-claims = [{ experiment = "toy-exp", text = "A beats B" }]
-
-[[row]]
-z = 4
-paper = "chen2012"
-what = "a theorem"
-reported = "a bound"
-status = "theory"
-reason = "a bound, not an experiment"
-
-[[row]]
-z = 5
-paper = "chen2012"
-what = "another experiment"
-reported = "1"
-references = [{ experiment = "toy-other", problem = "P", method = "A", metric = "simple_regret" }]
-
-[[row]]
-z = 6
-paper = "chen2012"
-what = "A after 5 evaluations"
-reported = "2"
-references = [{ experiment = "toy-other", problem = "P", method = "A", metric = "simple_regret", budget = 5, fallback = { experiment = "toy-exp", problem = "P", method = "A", metric = "simple_regret", budget = 5 } }]
+# one row of the paper's table a line
+row = [
+    { z = 1, paper = "chen2012", what = "A's regret", reported = "1", references = [{ experiment = "toy-exp", problem = "P", method = "A", metric = "simple_regret" }] },
+    { z = 2, paper = "chen2012", what = "B's regret", reported = "5", references = [{ experiment = "toy-exp", problem = "P", method = "B", metric = "simple_regret" }] },
+    { z = 3, paper = "chen2012", what = "A against B", reported = "A beats B", claims = [{ experiment = "toy-exp", text = "A beats B" }] },
+    { z = 4, paper = "chen2012", what = "a theorem", reported = "a bound", status = "theory", reason = "a bound, not an experiment" },
+    { z = 5, paper = "chen2012", what = "another experiment", reported = "1", references = [{ experiment = "toy-other", problem = "P", method = "A", metric = "simple_regret" }] },
+    { z = 6, paper = "chen2012", what = "A after 5 evaluations", reported = "2", references = [{ experiment = "toy-other", problem = "P", method = "A", metric = "simple_regret", budget = 5, fallback = { experiment = "toy-exp", problem = "P", method = "A", metric = "simple_regret", budget = 5 } }] },
+]
 """
 
 

@@ -169,115 +169,27 @@ CLAIM_SPEC = """
 name = "claims"
 budget = 4
 seeds = 3
+problems = [
+    { name = "toy-quadratic", label = "P1", params = { dim = 3 } },
+    { name = "toy-quadratic", label = "P2", params = { dim = 2 } },
+    { name = "toy-quadratic", label = "U", params = { dim = 3, known_optimum = false } },
+]
+methods = [{ name = "random", label = "A" }, { name = "random", label = "B" },
+           { name = "random", label = "C" }, { name = "random", label = "D" }]
 
-[[problems]]
-name = "toy-quadratic"
-label = "P1"
-params = { dim = 3 }
-
-[[problems]]
-name = "toy-quadratic"
-label = "P2"
-params = { dim = 2 }
-
-[[problems]]
-name = "toy-quadratic"
-label = "U"
-params = { dim = 3, known_optimum = false }
-
-[[methods]]
-name = "random"
-label = "A"
-
-[[methods]]
-name = "random"
-label = "B"
-
-[[methods]]
-name = "random"
-label = "C"
-
-[[methods]]
-name = "random"
-label = "D"
-
-[[claim]]
-text = "A beats B on P1"
-kind = "better"
-problems = ["P1"]
-metric = "simple_regret"
-method = "A"
-than = ["B"]
-source = "Sec. 1"
-
-[[claim]]
-text = "A beats C on P1"
-kind = "better"
-problems = ["P1"]
-metric = "simple_regret"
-method = "A"
-than = ["C"]
-
-[[claim]]
-text = "A beats B on P1 and P2"
-kind = "better"
-problems = ["P1", "P2"]
-metric = "simple_regret"
-method = "A"
-than = ["B"]
-
-[[claim]]
-text = "A beats D on P1"
-kind = "better"
-problems = ["P1"]
-metric = "simple_regret"
-method = "A"
-than = ["D"]
-
-[[claim]]
-text = "A is best on P1"
-kind = "best"
-problems = ["P1"]
-metric = "simple_regret"
-method = "A"
-
-[[claim]]
-text = "C is best on P2"
-kind = "best"
-problems = ["P2"]
-metric = "simple_regret"
-method = "C"
-
-[[claim]]
-text = "A finds higher values than B on U"
-kind = "better"
-problems = ["U"]
-metric = "best_f"
-method = "A"
-than = ["B"]
-
-[[claim]]
-text = "B finds higher values than A on U"
-kind = "better"
-problems = ["U"]
-metric = "best_f"
-method = "B"
-than = ["A"]
-
-[[claim]]
-text = "A has lower regret than B on U"
-kind = "better"
-problems = ["U"]
-metric = "simple_regret"
-method = "A"
-than = ["B"]
-
-[[claim]]
-text = "B is best on P2"
-kind = "best"
-problems = ["P2"]
-metric = "avg_regret"
-method = "B"
+# one claim a line: its text, kind, problems, metric, then the method (and those it must beat)
+claim = [
+    { text = "A beats B on P1", kind = "better", problems = ["P1"], metric = "simple_regret", method = "A", than = ["B"], source = "Sec. 1" },
+    { text = "A beats C on P1", kind = "better", problems = ["P1"], metric = "simple_regret", method = "A", than = ["C"] },
+    { text = "A beats B on P1 and P2", kind = "better", problems = ["P1", "P2"], metric = "simple_regret", method = "A", than = ["B"] },
+    { text = "A beats D on P1", kind = "better", problems = ["P1"], metric = "simple_regret", method = "A", than = ["D"] },
+    { text = "A is best on P1", kind = "best", problems = ["P1"], metric = "simple_regret", method = "A" },
+    { text = "C is best on P2", kind = "best", problems = ["P2"], metric = "simple_regret", method = "C" },
+    { text = "A finds higher values than B on U", kind = "better", problems = ["U"], metric = "best_f", method = "A", than = ["B"] },
+    { text = "B finds higher values than A on U", kind = "better", problems = ["U"], metric = "best_f", method = "B", than = ["A"] },
+    { text = "A has lower regret than B on U", kind = "better", problems = ["U"], metric = "simple_regret", method = "A", than = ["B"] },
+    { text = "B is best on P2", kind = "best", problems = ["P2"], metric = "avg_regret", method = "B" },
+]
 """
 
 # Final simple regret S_T of each hand-made run (U: -best f, its optimum is unknown), per (problem, method).
@@ -565,19 +477,8 @@ TOY_CLAIM_SPEC = """
 name = "toy"
 budget = 6
 seeds = 2
-
-[[problems]]
-name = "toy-quadratic"
-label = "Quad"
-params = { dim = 2 }
-
-[[methods]]
-name = "random"
-label = "RS"
-
-[[methods]]
-name = "random"
-label = "RS again"
+problems = [{ name = "toy-quadratic", label = "Quad", params = { dim = 2 } }]
+methods = [{ name = "random", label = "RS" }, { name = "random", label = "RS again" }]
 
 [scale.quick]
 budget = 3
@@ -626,50 +527,17 @@ name = "diag"
 budget = 2
 seeds = 3
 diagnostics = ["n_used", "recovered"]
+problems = [
+    { name = "toy-quadratic", label = "D=4", params = { dim = 4 } },
+    { name = "toy-quadratic", label = "D=8", params = { dim = 8 } },
+]
+methods = [{ name = "random", label = "A" }, { name = "random", label = "B" }]
 
-[[problems]]
-name = "toy-quadratic"
-label = "D=4"
-params = { dim = 4 }
-
-[[problems]]
-name = "toy-quadratic"
-label = "D=8"
-params = { dim = 8 }
-
-[[methods]]
-name = "random"
-label = "A"
-
-[[methods]]
-name = "random"
-label = "B"
-
-[[claim]]
-text = "A uses fewer samples than B"
-kind = "better"
-problems = ["D=4", "D=8"]
-metric = "diag:n_used"
-method = "A"
-than = ["B"]
-higher_is_better = false
-
-[[claim]]
-text = "A recovers more often than B"
-kind = "better"
-problems = ["D=4"]
-metric = "diag:recovered"
-method = "A"
-than = ["B"]
-higher_is_better = true
-
-[[claim]]
-text = "A has lower log10 regret"
-kind = "better"
-problems = ["D=4"]
-metric = "log10_simple_regret"
-method = "A"
-than = ["B"]
+claim = [
+    { text = "A uses fewer samples than B", kind = "better", problems = ["D=4", "D=8"], metric = "diag:n_used", method = "A", than = ["B"], higher_is_better = false },
+    { text = "A recovers more often than B", kind = "better", problems = ["D=4"], metric = "diag:recovered", method = "A", than = ["B"], higher_is_better = true },
+    { text = "A has lower log10 regret", kind = "better", problems = ["D=4"], metric = "log10_simple_regret", method = "A", than = ["B"] },
+]
 """
 
 
@@ -813,7 +681,7 @@ def test_report_paper_argument_errors(tmp_path):
 def test_claim_metric_errors(claim, match):
     from hdbo.experiments.spec import SpecError, parse_spec, tomllib
 
-    text = DIAG_SPEC.split("[[claim]]")[0] + f"""
+    text = DIAG_SPEC.split("claim = [")[0] + f"""
 [[claim]]
 text = "x"
 kind = "better"

@@ -9,8 +9,10 @@ class's random replacement.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -48,8 +50,14 @@ def told(name: str, n: int, seed: int = 0, **extra):
     return m
 
 
-def pending_warnings(caught) -> list[str]:
-    return [str(w.message) for w in caught if "pending" in str(w.message)]
+@contextlib.contextmanager
+def pending_warnings() -> Iterator[list[str]]:
+    """The messages of the warnings about pending points that the block gives (filled at its end)."""
+    messages: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield messages
+    messages += [str(w.message) for w in caught if "pending" in str(w.message)]
 
 
 def min_distance(U: np.ndarray) -> float:
@@ -61,10 +69,9 @@ def min_distance(U: np.ndarray) -> float:
 @pytest.mark.parametrize("name", METHODS)
 def test_ask_n_returns_distinct_points_without_the_safety_net(name):
     m = told(name, 6)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with pending_warnings() as warned:
         X = m.ask(4)
-    assert pending_warnings(caught) == []
+    assert warned == []
     assert X.shape == (4, 6) and m.n_pending == 4
     assert np.all(X >= BOX[:, 0]) and np.all(X <= BOX[:, 1])
     assert_allclose(m.pending, X)
@@ -86,10 +93,9 @@ def test_the_hallucination_spreads_a_batch_on_a_line(name, monkeypatch):
             m = make_method(name, [(-1.0, 1.0)], seed=seed, n_init=4, acq_budget=100, n_restarts=0, **options)
             X0 = m.ask(4)
             m.tell(X0, objective_1d(X0))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with pending_warnings() as warned:
                 X = m.ask(4)
-            assert len(X) == 4 and pending_warnings(caught) == []
+            assert len(X) == 4 and warned == []
             out.append(min_distance(X))
         return out
 
@@ -207,8 +213,7 @@ def test_state_round_trip_with_pending_points(name):
 @pytest.mark.parametrize("name", METHODS)
 def test_asynchronous_order(name):
     m = told(name, 5)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with pending_warnings() as warned:
         X = m.ask(4)
         m.tell(X[::-1], [objective(x) for x in X[::-1]])  # reverse order
         assert m.n_pending == 0 and m.n_told == 9
@@ -221,7 +226,7 @@ def test_asynchronous_order(name):
         m.tell(Y[0], objective(Y[0]))
         assert m.n_pending == 0 and m.n_told == 12
         drive(m, 1, objective)  # sequential use goes on
-    assert pending_warnings(caught) == []
+    assert warned == []
 
 
 @pytest.mark.parametrize("name", ["line-bo", "dropout-ucb"])
@@ -236,10 +241,9 @@ def test_a_pending_maximizer_is_replaced_by_the_best_other_candidate(name, monke
         m = make_method(name, [(-1.0, 1.0)], seed=2, n_init=4, acq_budget=100, n_restarts=0, **options)
         X0 = m.ask(4)
         m.tell(X0, objective_1d(X0))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with pending_warnings() as warned:
             X = m.ask(4)
-        return X, pending_warnings(caught)
+        return X, warned
 
     X, caught = batch()
     assert caught == [] and len(X) == 4
