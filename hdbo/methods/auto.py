@@ -42,7 +42,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition import UCB, LogEI
-from ..acquisition.maximizers import maximize
 from ..exceptions import StateError
 from ..gp import GaussianProcess
 from ..space import Box
@@ -309,14 +308,8 @@ class Auto(GPMethod):
         # Uniform points of the box and the best observed points screened, then L-BFGS-B from the
         # best ten with the rest of the budget: starts anywhere in the box, where the "local"
         # search screens mostly near the best points (as the trust-region arm does).
-        y = self.y_obs
-        centres = self.X_obs[np.argsort(-y)[:_RAW_CENTRES]] if y.size else None
-        budget = self.acquisition_budget
-        n_raw = max(1, min(_RAW_SAMPLES, budget // 2))
-        res = maximize("lbfgsb", fun, self.space.bounds, budget=budget, rng=self.rng, fun_and_grad=fun_and_grad,
-                       n_raw=n_raw, n_starts=_RAW_STARTS, x0_candidates=centres)
-        self.last_acq_nfev_ = res.nfev
-        return res.x
+        return self._maximize(fun, fun_and_grad, maximizer="lbfgsb", n_candidates=_RAW_CENTRES, n_starts=_RAW_STARTS,
+                              n_raw=max(1, min(_RAW_SAMPLES, self.acquisition_budget // 2)))
 
     def _get_internal_state(self) -> dict[str, Any]:
         state = super()._get_internal_state()

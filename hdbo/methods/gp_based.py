@@ -363,29 +363,32 @@ class GPMethod(Method):
     def _maximize(self, fun: Any, fun_and_grad: Any = None, *, bounds: NDArray[np.float64] | None = None,
                   budget: int | None = None, n_candidates: int = 5,
                   candidates: NDArray[np.float64] | None = None,
-                  n_starts: int | None = None) -> NDArray[np.float64]:
-        """Run the configured maximizer over ``bounds`` (default: the canonical box).
+                  n_starts: int | None = None, n_raw: int | None = None,
+                  maximizer: str | None = None) -> NDArray[np.float64]:
+        """Run the configured maximizer (or ``maximizer``) over ``bounds`` (default: the canonical box).
 
         The best ``n_candidates`` observed points are offered as starting candidates, or
         ``candidates`` when given (points of ``bounds``, e.g. of a latent space);
-        ``n_starts`` sets the L-BFGS-B starts when that is the maximizer.
+        ``n_starts`` and ``n_raw`` set the L-BFGS-B starts and the random points screened
+        for them when that is the maximizer.
         """
+        name = self.maximizer if maximizer is None else maximizer
         bounds = self.space.bounds if bounds is None else bounds
         options: dict[str, Any] = {}
         X, y = self.X_obs, self.y_obs
         if candidates is None and y.size and bounds.shape[0] == self.dim:
             candidates = X[np.argsort(-y)[:n_candidates]]
-        if candidates is not None and len(candidates) and self.maximizer != "grid":
+        if candidates is not None and len(candidates) and name != "grid":
             options["x0_candidates"] = candidates
-        local = self.maximizer in ("lbfgsb", "local")
+        local = name in ("lbfgsb", "local")
         if local and fun_and_grad is not None:
             options["fun_and_grad"] = fun_and_grad
-        if self.maximizer == "lbfgsb" and fun_and_grad is not None and n_starts is not None:
-            options["n_starts"] = n_starts
+        if name == "lbfgsb" and fun_and_grad is not None:
+            options.update({k: v for k, v in (("n_starts", n_starts), ("n_raw", n_raw)) if v is not None})
         total = budget or self.acquisition_budget
         n_polish = total // 10 if (self.polish and fun_and_grad is not None and not local) else 0
         n_polish = n_polish if n_polish >= 4 else 0  # too few for a gradient step: give them back
-        res = maximize(self.maximizer, fun, bounds, budget=total - n_polish, rng=self.rng, **options)
+        res = maximize(name, fun, bounds, budget=total - n_polish, rng=self.rng, **options)
         x, nfev = res.x, res.nfev
         if n_polish:
             # Gradient polish from the global search's best point and the best observed points,

@@ -222,10 +222,10 @@ def test_observed_incumbent_is_the_best_value():
 
 def _global_search_calls(global_search, maximizer="local"):
     """The maximizers (by name) and their options that one global-arm proposal calls."""
-    from hdbo.methods import auto as auto_module
+    from hdbo.methods import gp_based
 
     calls = []
-    real = auto_module.maximize
+    real = gp_based.maximize
 
     def spy(name, fun, bounds, **kw):
         calls.append((name, kw, np.asarray(bounds.bounds if hasattr(bounds, "bounds") else bounds)))
@@ -235,11 +235,11 @@ def _global_search_calls(global_search, maximizer="local"):
                     global_search=global_search, maximizer=maximizer)
     for x in np.random.default_rng(1).random((5, 4)):
         m.tell(x, -_sphere(x))
-    auto_module.maximize = spy
+    gp_based.maximize = spy
     try:
         x = m.ask()
     finally:
-        auto_module.maximize = real
+        gp_based.maximize = real
     return m, x, calls
 
 
@@ -262,8 +262,11 @@ def test_local_global_search_runs_the_maximizer():
     with any maximizer other than "local" whatever the option says."""
     from hdbo.methods import auto as auto_module
 
-    assert _global_search_calls("local")[2] == []  # the spy sees no lbfgsb call: GPMethod._maximize ran
-    assert _global_search_calls("raw-samples", maximizer="direct")[2] == []
+    [(name, kw, bounds)] = _global_search_calls("local")[2]
+    assert name == "local" and "n_raw" not in kw and kw["budget"] == 400
+    assert_allclose(bounds, [[0.0, 1.0]] * 4)
+    names = [c[0] for c in _global_search_calls("raw-samples", maximizer="direct")[2]]
+    assert names[0] == "direct" and "n_raw" not in _global_search_calls("raw-samples", maximizer="direct")[2][0][1]
     assert auto_module._GLOBAL_SEARCHES == ("local", "raw-samples")
     assert make_method("auto", [(0.0, 1.0)] * 2).global_search == "local"
 
