@@ -192,6 +192,8 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     ("bandit_window", 0, ValueError), ("bandit_window", 2.5, TypeError), ("xi", -1.0, ValueError),
     ("ucb_beta", -1.0, ValueError), ("ucb_beta", "nope", ValueError),
     ("global_search", "direct", ValueError), ("global_search", 1, ValueError),
+    ("noisy_fraction", 1.5, ValueError), ("noisy_fraction", "high", TypeError),
+    ("noisy_beta", "nope", ValueError), ("bandit_arms", ["global", "noisy-ucb"], ValueError),
 ])
 def test_invalid_options_name_the_argument(option, value, error):
     with pytest.raises(error, match=option):
@@ -275,3 +277,52 @@ def test_global_search_is_kept_in_the_state():
     m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, global_search="raw-samples")
     again = Method.from_state(json.loads(json.dumps(m.state_dict())))
     assert again.global_search == "raw-samples"
+
+
+def _noisy_sphere_run(noisy_fraction, budget=45, seed=0):
+    """auto on a 6-D sphere whose values carry noise of sd 1 (the sphere's range is about 1)."""
+    rng = np.random.default_rng(seed)
+    opt = hdbo.Optimizer([(0.0, 1.0)] * 6, method="auto", seed=seed, budget=budget, noisy_fraction=noisy_fraction)
+    for _ in range(budget):
+        x = opt.ask()
+        opt.tell(x, _sphere(x) + rng.normal())
+    return opt.method
+
+
+def test_noisy_regime_switches_to_gp_ucb_when_the_gp_sees_mostly_noise(monkeypatch):
+    """The GP of a noisy sphere puts most of the variance in its noise (measured: 0.44-0.50 of it
+    after the refit at 35 points); from then on the proposals are GP-UCB's, and the reason says why."""
+    from hdbo.acquisition import UCB
+    from hdbo.methods.gp_ucb import resolve_beta
+
+    m = _noisy_sphere_run(0.05)
+    frac = m._noise_fraction(m.gp_)
+    assert frac > 0.2
+    diag = m.diagnostics()
+    assert diag["choice"] == "noisy-ucb" and diag["proposals"]["noisy-ucb"] >= 5
+    assert "noise" in diag["reason"] and "noisy_beta='kandasamy2015'" in diag["reason"]
+    seen = []
+    orig = m._maximize
+    monkeypatch.setattr(m, "_maximize", lambda acq, *a, **k: seen.append((acq, k.get("bounds"))) or orig(acq, *a, **k))
+    t = m.iteration
+    m.ask()
+    acq, bounds = seen[0]
+    assert isinstance(acq, UCB) and bounds is None  # over the whole box
+    assert acq.beta == pytest.approx(float(resolve_beta("kandasamy2015", None, 6)(t)))
+    # the outcomes of noisy-regime proposals are kept apart from the bandit's counts, and restored
+    again = Method.from_state(json.loads(json.dumps(m.state_dict())))
+    assert again.diagnostics() == m.diagnostics()
+    assert set(m._arm_counts()) == {"global", "trust-region"}
+    # the same run with the switch off (the default) never leaves the bandit's two searches
+    assert make_method("auto", [(0.0, 1.0)] * 2).noisy_fraction is None
+    off = _noisy_sphere_run(None).diagnostics()
+    assert set(off["proposals"]) == {"global", "trust-region"} and "noise" not in off["reason"]
+
+
+def test_noisy_regime_stays_off_on_a_noise_free_objective():
+    m = make_method("auto", [(0.0, 1.0)] * 6, seed=1, budget=40, noisy_fraction=0.05)
+    for _ in range(40):
+        x = m.ask()
+        m.tell(x, -_sphere(x))
+    assert m._noise_fraction(m.gp_) < 0.05
+    assert m.diagnostics()["proposals"].get("noisy-ucb", 0) == 0
