@@ -171,8 +171,9 @@ class Auto(GPMethod):
         If an option is invalid (see :class:`~hdbo.methods.gp_based.GPMethod`), ``xi`` is
         negative or not finite, ``strategy``, ``incumbent`` or ``global_search`` is not one of
         the names above,
-        ``bandit_window`` is not an int >= 1, or ``bandit_arms`` is not a sequence of at
-        least two distinct arm names.
+        ``bandit_window`` is not an int >= 1, ``bandit_arms`` is not a sequence of at
+        least two distinct arm names, ``noisy_fraction`` is not None or a number in [0, 1],
+        or ``ucb_beta`` or ``noisy_beta`` is not a valid beta.
 
     Examples
     --------
