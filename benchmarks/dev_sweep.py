@@ -15,7 +15,7 @@ not passed (a note on a variant made by a patch of the code, as some of the reco
 runs already in the file under the same tag, method, options
 and budget are skipped, so an interrupted sweep resumes where it stopped.
 
-``--table`` prints, for the runs of ``--budget``, per problem, the median best of each tag (``--tags``: which, in order) and on
+``--table`` prints, for the runs of ``--budget`` on ``--instances``, per problem, the median best of each tag (``--tags``: which, in order) and on
 how many instances it beat ``--baseline`` (ties count as not better), over the instances both
 ran; then each tag's mean rank over the (problem, instance) pairs that every tag ran. This is how the defaults
 of issue 19 were chosen (``benchmarks/dev_sweep_*.md``).
@@ -98,7 +98,7 @@ def sweep(args: argparse.Namespace) -> None:
 
 
 def table(args: argparse.Namespace) -> None:
-    rows = [r for r in _read(args.out) if int(r["budget"]) == args.budget]
+    rows = [r for r in _read(args.out) if int(r["budget"]) == args.budget and int(r["instance"]) in args.instances]
     tags = args.tags or list(dict.fromkeys(r["tag"] for r in rows))
     best: dict[tuple[str, str, int], float] = {}
     for r in rows:
