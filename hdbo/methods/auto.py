@@ -19,6 +19,7 @@ behaviour that Papenmeier, Poloczek and Nardi, ICML 2025, found to matter):
   sampling on how often each of the two improved the best value in the last 20 proposals, so
   a problem that rewards local refinement moves to the trust region and one that rewards
   long moves stays global.
+
 ``diagnostics()`` reports the choice (``"choice"``), why (``"reason"``, with the counts it was
 drawn from) and how many proposals each search made; all of it is part of the state.
 
