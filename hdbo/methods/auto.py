@@ -47,7 +47,7 @@ from ..acquisition import UCB, LogEI
 from ..exceptions import StateError
 from ..gp import GaussianProcess
 from ..space import Box
-from .gp_based import GPMethod, hyperparameter_dict
+from .gp_based import GPMethod
 from .gp_ucb import resolve_beta
 from ._state import describe, state_array, state_float, state_int, state_mapping
 from .registry import register
@@ -314,9 +314,8 @@ class Auto(GPMethod):
 
     def _noise_fraction(self, gp: GaussianProcess) -> float:
         """The fitted noise variance over the total (signal + noise) variance of the GP."""
-        h = hyperparameter_dict(gp.kernel.hyperparameter_names + ["noise_variance"], np.exp(gp.theta))
-        var = float(h.get("variance", 1.0))
-        return float(h["noise_variance"]) / (var + float(h["noise_variance"]))
+        noise = float(gp.noise_variance)
+        return noise / (float(getattr(gp.kernel, "variance", 1.0)) + noise)
 
     def _is_noisy(self, gp: GaussianProcess) -> bool:
         """Whether the GP puts more than ``noisy_fraction`` of the outputs' variance in the noise."""
