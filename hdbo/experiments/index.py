@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .report import MIN_RUNS, ClaimCheck, GroupSummary, aggregate, check_claims, format_mean_se
+from .report import MIN_RUNS, ClaimCheck, GroupSummary, aggregate, check_claims, format_mean_se, trend_numbers
 from .spec import (
     DIAG_PREFIX, Claim, ExperimentSpec, ReferenceValue, default_specs_dir, find_specs, load_spec, _read_toml,
 )
@@ -576,6 +576,8 @@ def _claim_needs(claim: Claim) -> list[tuple[str, str]]:
 
 def _claim_numbers(check: ClaimCheck) -> str:
     """``S_T: A 1.2 ± 0.1 vs B 3.4 ± 0.2 (sig.)``, per problem when there are several."""
+    if check.claim.kind == "trend":
+        return trend_numbers(check, sep="; ")
     parts = []
     for problem in check.claim.problems:
         comps = [c for c in check.comparisons if c.problem == problem]

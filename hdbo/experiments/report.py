@@ -63,6 +63,9 @@ __all__ = [
     "mean_se",
     "format_mean_se",
     "Comparison",
+    "TrendFit",
+    "trend_numbers",
+    "fit_trend",
     "ClaimCheck",
     "check_claims",
     "claims_summary",
@@ -444,6 +447,91 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class TrendFit:
+    """How one method's metric grows across the problems of a ``"trend"`` claim.
+
+    Attributes
+    ----------
+    x : tuple of float
+        The varied setting, one value per problem (the claim's ``x``).
+    means, ses : tuple of float
+        The method's mean and standard error of the metric on each problem.
+    shape : {"linear", "log"}
+        The claimed shape: a line in ``x`` or in ``log x``.
+    slope, slope_se : float
+        Least-squares slope of the means against ``x`` (or ``log x``) and its standard error,
+        propagated from the means' standard errors (NaN when one is unknown).
+    rss, other_rss : float
+        Residual sums of squares of the means about the claimed shape's line and about the
+        other shape's line.
+    """
+
+    x: tuple[float, ...]
+    means: tuple[float, ...]
+    ses: tuple[float, ...]
+    shape: str
+    slope: float
+    slope_se: float
+    rss: float
+    other_rss: float
+
+    @property
+    def held(self) -> bool:
+        """The metric grows (positive slope) and the claimed shape fits at least as well as the other."""
+        return self.slope > 0 and self.rss <= self.other_rss
+
+    @property
+    def significant(self) -> bool:
+        """The slope is more than two standard errors from 0 (False when its SE is unknown)."""
+        return bool(abs(self.slope) > 2.0 * self.slope_se)
+
+
+def _line_fit(g: NDArray[np.float64], y: NDArray[np.float64], se: NDArray[np.float64]) -> tuple[float, float, float]:
+    """Ordinary least squares ``y ~ a + b g``: slope, its standard error from ``se``, residual SS."""
+    gc = g - g.mean()
+    weights = gc / float(gc @ gc)  # slope = weights @ y
+    slope = float(weights @ y)
+    slope_se = float(np.sqrt(np.sum((weights * se) ** 2)))
+    resid = y - (y.mean() + slope * gc)
+    return slope, slope_se, float(resid @ resid)
+
+
+def fit_trend(x: Sequence[float], means: Sequence[float], ses: Sequence[float], shape: str) -> TrendFit:
+    """Fit the means by a line in ``x`` and a line in ``log x`` (see :class:`TrendFit`).
+
+    Parameters
+    ----------
+    x : sequence of float
+        Values > 0 of the varied setting, at least 3 distinct.
+    means, ses : sequence of float
+        Mean and standard error of the metric at each ``x`` (an SE may be NaN: then the
+        slope's SE is NaN).
+    shape : {"linear", "log"}
+        The claimed shape.
+
+    Returns
+    -------
+    TrendFit
+
+    Examples
+    --------
+    >>> fit = fit_trend([10, 100, 1000], [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], "log")
+    >>> fit.held, fit.significant, round(fit.slope, 3)
+    (True, True, 0.434)
+    >>> fit_trend([10, 100, 1000], [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], "linear").held
+    False
+    """
+    xs = np.asarray(x, dtype=float)
+    y = np.asarray(means, dtype=float)
+    se = np.asarray(ses, dtype=float)
+    fits = {"linear": _line_fit(xs, y, se), "log": _line_fit(np.log(xs), y, se)}
+    other = "log" if shape == "linear" else "linear"
+    slope, slope_se, rss = fits[shape]
+    return TrendFit(tuple(xs.tolist()), tuple(y.tolist()), tuple(se.tolist()), shape, slope, slope_se, rss,
+                    fits[other][2])
+
+
+@dataclass(frozen=True)
 class ClaimCheck:
     """The verdict on one claim at one budget.
 
@@ -469,6 +557,9 @@ class ClaimCheck:
     values : dict of (str, str) -> (float, float, int)
         ``(problem, method label) -> (mean, se, n_runs)`` of every group consulted, also
         those of comparisons that could not be made (mean NaN when the metric is unknown).
+    trend : TrendFit or None
+        For a ``"trend"`` claim with a verdict: the fit it was judged by (``comparisons`` is
+        then empty); None otherwise.
     """
 
     claim: Claim
@@ -478,15 +569,22 @@ class ClaimCheck:
     comparisons: list[Comparison] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     values: dict[tuple[str, str], tuple[float, float, int]] = field(default_factory=dict)
+    trend: TrendFit | None = None
 
     @property
     def significant(self) -> bool | None:
         """Whether the verdict is beyond noise by the claim's test; None without a verdict.
 
         Held: every comparison is significant. Not held: some comparison the claim loses is
-        significant (one clear loss is enough to refute it). None for ``"not testable"`` and
-        ``"no data"``.
+        significant (one clear loss is enough to refute it). For a ``"trend"`` claim: the
+        slope is more than two standard errors from 0 (held: it grows; not held: it
+        significantly does not, or the slope is significant but the other shape fits better).
+        None for ``"not testable"`` and ``"no data"``.
         """
+        if self.trend is not None and self.result in ("held", "not held"):
+            if self.result == "not held" and self.trend.slope > 0 and self.trend.rss > self.trend.other_rss:
+                return False  # it grows, but the other shape fits better: no test of the shapes
+            return self.trend.significant
         if self.result == "held":
             return all(c.significant for c in self.comparisons)
         if self.result == "not held":
@@ -545,7 +643,8 @@ def check_claims(
     data when a required method has no finished runs on a problem at ``T`` or its metric is
     unknown (NaN), and not testable when a compared method has fewer than :data:`MIN_RUNS`
     finished runs (equal means are never a win). Groups of different budgets are never
-    mixed.
+    mixed. A ``"trend"`` claim is judged by :func:`fit_trend` on ``method``'s means over its
+    problems (see :mod:`hdbo.experiments.spec`).
 
     Examples
     --------
@@ -559,7 +658,36 @@ def check_claims(
     mine = [g for g in groups if g.experiment == experiment]
     by_key = {(g.problem_label, g.label, g.budget): g for g in mine}
     budgets = sorted({g.budget for g in mine})
-    return [_check_one(claim, experiment, budget, by_key, mine) for claim in claims for budget in budgets]
+    return [
+        _check_trend(claim, experiment, budget, by_key) if claim.kind == "trend"
+        else _check_one(claim, experiment, budget, by_key, mine)
+        for claim in claims for budget in budgets
+    ]
+
+
+def _check_trend(
+    claim: Claim, experiment: str, budget: int, by_key: Mapping[tuple[str, str, int], GroupSummary]
+) -> ClaimCheck:
+    """A ``"trend"`` claim at one budget: fit ``method``'s means across the problems."""
+    missing: list[str] = []
+    values: dict[tuple[str, str], tuple[float, float, int]] = {}
+    for problem in claim.problems:
+        g = by_key.get((problem, claim.method, budget))
+        if g is None:
+            missing.append(f"{claim.method} on {problem}")
+            continue
+        mean, se = g.metric(claim.metric)
+        values[(problem, claim.method)] = (mean, se, g.n_runs)
+        if not math.isfinite(mean):
+            missing.append(f"{claim.method} on {problem} ({_short(claim.metric)} unknown)")
+    if missing:
+        return ClaimCheck(claim, experiment, budget, "no data", [], missing, values)
+    if any(n < MIN_RUNS for _, _, n in values.values()):
+        return ClaimCheck(claim, experiment, budget, "not testable", [], [], values)
+    stats = [values[(p, claim.method)] for p in claim.problems]
+    assert claim.x is not None and claim.shape is not None  # parse_spec requires both for "trend"
+    fit = fit_trend(claim.x, [m for m, _, _ in stats], [se for _, se, _ in stats], claim.shape)
+    return ClaimCheck(claim, experiment, budget, "held" if fit.held else "not held", [], [], values, fit)
 
 
 def _check_one(
@@ -684,8 +812,31 @@ def _welch_p(m1: float, se1: float, n1: int, m2: float, se2: float, n2: int) -> 
     return float(2.0 * student_t.sf(abs(t), dof))
 
 
+def trend_numbers(check: ClaimCheck, sep: str = "<br>") -> str:
+    """The numbers of a ``"trend"`` claim: the means per ``x``, the slope and both fits."""
+    claim = check.claim
+    assert claim.x is not None
+    means = ", ".join(
+        f"{x:g}: {format_mean_se(*values[:2])}" if (values := check.values.get((p, claim.method))) else f"{x:g}: —"
+        for p, x in zip(claim.problems, claim.x)
+    )
+    parts = [f"{claim.method} at x = {means}"]
+    fit = check.trend
+    if fit is not None:
+        unit = "x" if fit.shape == "linear" else "log x"
+        other = "log x" if fit.shape == "linear" else "x"
+        mark = "no SE" if not math.isfinite(fit.slope_se) else "sig." if fit.significant else "n.s."
+        parts.append(f"slope per unit of {unit} {format_mean_se(fit.slope, fit.slope_se)} ({mark}); "
+                     f"residual SS of a line in {unit} {fit.rss:.3g}, in {other} {fit.other_rss:.3g}")
+    if check.missing:
+        parts.append("missing: " + ", ".join(check.missing))
+    return f"{_short(claim.metric)}: " + sep.join(parts)
+
+
 def _claim_numbers(check: ClaimCheck) -> str:
     """``S_T: Add-* 0.12 ± 0.03 vs GP-UCB 1.3 ± 0.2 (sig.), DiRect 0.5 ± 0.1 (n.s.)``, a line per problem."""
+    if check.claim.kind == "trend":
+        return trend_numbers(check)
     parts: list[str] = []
     multi = len(check.claim.problems) > 1
     for problem in check.claim.problems:
@@ -782,6 +933,15 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
                 if any(c.claim.kind == "close" for c in checks)
                 else ""
             )
+            + (
+                " Claims marked *(trend: linear in x / log x)* are about one method across problems that "
+                "differ in one setting x: held when the least-squares slope of its means against x (or "
+                "log x) is positive and that line fits the means at least as well as a line in the other "
+                "(log x or x), significant when the slope exceeds 2 of its standard errors (the choice of "
+                "shape is not tested)."
+                if any(c.claim.kind == "trend" for c in checks)
+                else ""
+            )
         ),
         "",
         "| claim | source | problem(s) | result | numbers (mean ± SE) | significant | scale |",
@@ -791,6 +951,8 @@ def _claims_section(checks: Sequence[ClaimCheck]) -> list[str]:
         sig = {True: "yes", False: "no", None: "—"}[c.significant]
         if c.claim.kind == "close":
             mark = f" *(within {c.claim.within:g})*"
+        elif c.claim.kind == "trend":
+            mark = f" *(trend: linear in {'x' if c.claim.shape == 'linear' else 'log x'})*"
         else:
             mark = " *(t-test)*" if c.claim.test == "welch" else ""
             mark += " *(significant)*" if c.claim.significant else ""

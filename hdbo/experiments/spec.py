@@ -45,12 +45,14 @@ Format
 
     [[claim]]                          # optional: a statement of the paper, checked in reports
     text = "GP-UCB beats random"       # required: the claim in words
-    kind = "better"                    # required: "better", "best" or "close"
+    kind = "better"                    # required: "better", "best", "close" or "trend"
     problems = ["Branin D=20"]         # required: problem labels; the claim must hold on each
     metric = "simple_regret"           # required: a metric name (see below)
     method = "GP-UCB"                  # required: the method label the claim is about
     than = ["random"]                  # method labels; required for "better" and "close", optional for "best"
     # within = 0.05                    # kind = "close" only, and required there: the tolerance
+    # x = [10, 20, 40]                 # kind = "trend" only, and required there: one number per problem
+    # shape = "log"                    # kind = "trend" only, and required there: "linear" or "log"
     source = "Section 5.1, Fig. 2"     # optional: where the paper says it
     higher_is_better = false           # optional for built-in metrics, required for "diag:" ones
     test = "welch"                     # optional: "2se" (default) or "welch" (t-test, 95%)
@@ -76,6 +78,15 @@ its ``test``. A held claim is *held significantly* when every comparison is sign
 *held in direction only* otherwise; a claim with ``significant = true`` (the paper claims
 a significant difference, e.g. "win at 95%"; it must name its ``test``) is held only
 significantly, a difference in its direction that is not significant being *not held*.
+A ``"trend"`` claim is about one method across problems that differ in one setting (e.g.
+"the samples grow like log D"): ``problems`` lists them, ``x`` gives the setting's value of
+each (> 0), and ``shape`` says how the metric grows: linearly in ``x`` or in ``log x``. The
+means of ``method`` on the problems are fitted by least squares by a line in ``x`` and by a
+line in ``log x``; the claim is *held* when the claimed shape's slope is positive and that
+shape fits the means at least as well as the other (a smaller residual sum of squares), and
+*significant* when the slope exceeds two of its standard errors (propagated from the means'
+standard errors). It takes no ``than``, ``test``, ``within`` or ``significant``, and needs
+at least 3 problems with distinct ``x``.
 See :func:`hdbo.experiments.report.check_claims`.
 
 Metrics are ``simple_regret`` (``S_T``), ``avg_regret`` (``R_T/T``), ``best_f`` (best
@@ -133,6 +144,7 @@ __all__ = [
     "ScaleSpec",
     "ReferenceValue",
     "CLAIM_KINDS",
+    "TREND_SHAPES",
     "CLAIM_TESTS",
     "Claim",
     "ExperimentSpec",
@@ -157,7 +169,9 @@ def is_metric(name: object) -> bool:
 def higher_is_better(metric: str) -> bool | None:
     """Direction of a built-in metric (None for ``diag:`` metrics, whose direction a claim states)."""
     return _HIGHER.get(metric)
-CLAIM_KINDS = ("best", "better", "close")
+CLAIM_KINDS = ("best", "better", "close", "trend")
+#: Shapes of a ``"trend"`` claim: the metric grows linearly in ``x`` or in ``log x``.
+TREND_SHAPES = ("linear", "log")
 #: Significance rules of a claim's comparisons: two standard errors, or Welch's t-test at 95%.
 CLAIM_TESTS = ("2se", "welch")
 RESERVED_METHOD_PARAMS = ("seed", "budget", "structure", "bounds")
@@ -266,10 +280,11 @@ class Claim:
     ----------
     text : str
         The claim in words.
-    kind : {"best", "better", "close"}
+    kind : {"best", "better", "close", "trend"}
         ``"better"``: ``method`` beats each method of ``than``. ``"best"``: ``method`` beats
         each method of ``than``, or when ``than`` is None every other method with runs.
         ``"close"``: ``method`` is worse than each method of ``than`` by at most ``within``.
+        ``"trend"``: ``method``'s metric grows across ``problems`` as ``shape`` says in ``x``.
     problems : tuple of str
         Problem labels; the claim must hold on each.
     metric : str
@@ -297,6 +312,11 @@ class Claim:
         when every comparison is significant by ``test``; a difference in the claimed
         direction that is not significant is "not held". Only for ``"better"`` and
         ``"best"``.
+    x : tuple of float or None
+        For ``"trend"``: the value of the varied setting on each problem (> 0), in the order
+        of ``problems``; None for the other kinds.
+    shape : {"linear", "log"} or None
+        For ``"trend"``: the metric grows linearly in ``x`` or in ``log x``; None otherwise.
     """
 
     text: str
@@ -311,6 +331,8 @@ class Claim:
     test: str = "2se"
     within: float | None = None
     significant: bool = False
+    x: tuple[float, ...] | None = None
+    shape: str | None = None
 
     @property
     def higher(self) -> bool:
@@ -608,7 +630,7 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     method_labels = set(method_order)
     ctx.table(entry, where)
     ctx.keys(entry, where, required=("text", "kind", "problems", "metric", "method"),
-             optional=("than", "source", "higher_is_better", "test", "within", "significant"))
+             optional=("than", "source", "higher_is_better", "test", "within", "significant", "x", "shape"))
     text = ctx.string(entry["text"], f"{where}.text")
     kind = entry["kind"]
     if kind not in CLAIM_KINDS:
@@ -619,13 +641,18 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
     higher = entry.get("higher_is_better")
     if higher is not None and not isinstance(higher, bool):
         raise ctx.error(f"{where}.higher_is_better", f"expected true or false, got {_show(higher)}")
-    if higher is None and higher_is_better(metric) is None:
+    if higher is None and higher_is_better(metric) is None and kind != "trend":
         raise ctx.error(where, f"metric {metric!r} needs higher_is_better = true or false")
     problems = _label_list(entry["problems"], ctx, f"{where}.problems", problem_labels, "problem")
     method = ctx.string(entry["method"], f"{where}.method")
     if method not in method_labels:
         labels = ", ".join(sorted(method_labels))
         raise ctx.error(f"{where}.method", f"no method labelled {method!r} (labels: {labels})")
+    if kind == "trend":
+        return _parse_trend(entry, ctx, where, text, problems, metric, method, higher)
+    for key in ("x", "shape"):
+        if key in entry:
+            raise ctx.error(f"{where}.{key}", f'only kind = "trend" takes {key!r} (this claim is "{kind}")')
     than: tuple[str, ...] | None = None
     if "than" in entry:
         than = _label_list(entry["than"], ctx, f"{where}.than", method_labels, "method")
@@ -660,6 +687,33 @@ def _parse_claim(entry: Any, ctx: _Ctx, where: str, problem_labels: set[str], me
         text=text, kind=kind, problems=problems, metric=metric, method=method, than=than, source=source, others=others,
         higher_is_better=higher, test=test, within=within, significant=significant,
     )
+
+
+def _parse_trend(entry: Any, ctx: _Ctx, where: str, text: str, problems: tuple[str, ...], metric: str, method: str,
+                 higher: bool | None) -> Claim:
+    """The rest of a ``kind = "trend"`` claim (see the module docstring)."""
+    for key in ("than", "test", "within", "significant"):
+        if key in entry:
+            raise ctx.error(f"{where}.{key}", f'a "trend" claim takes no {key!r} (it compares one method across problems)')
+    for key in ("x", "shape"):
+        if key not in entry:
+            raise ctx.error(where, f'kind = "trend" needs {key!r}' + (
+                ": one value of the varied setting per problem" if key == "x" else ': "linear" or "log"'))
+    shape = entry["shape"]
+    if shape not in TREND_SHAPES:
+        raise ctx.error(f"{where}.shape", f"unknown shape {shape!r} (valid: {', '.join(TREND_SHAPES)})")
+    raw = entry["x"]
+    if not isinstance(raw, list) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 for v in raw
+    ):
+        raise ctx.error(f"{where}.x", f"expected a list of finite numbers > 0, got {_show(raw)}")
+    if len(raw) != len(problems):
+        raise ctx.error(f"{where}.x", f"has {len(raw)} values for {len(problems)} problems (one per problem)")
+    if len(set(raw)) < 3:
+        raise ctx.error(f"{where}.x", "needs at least 3 distinct values (a trend needs 3 points)")
+    source = ctx.string(entry.get("source", ""), f"{where}.source", allow_empty=True)
+    return Claim(text=text, kind="trend", problems=problems, metric=metric, method=method, source=source,
+                 higher_is_better=higher, x=tuple(float(v) for v in raw), shape=shape)
 
 
 def _registry_name(obj: Any, ctx: _Ctx, where: str, what: str) -> str:

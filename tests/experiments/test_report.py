@@ -781,3 +781,67 @@ def test_save_png_writes_a_compact_palette_png(tmp_path):
     again = tmp_path / "again.png"
     save_png(fig, again, dpi=110)
     assert again.read_bytes() == compact.read_bytes()
+
+
+# ---------------------------------------------------------------------------- trend claims
+TREND_SPEC = """
+name = "trend"
+budget = 4
+seeds = 3
+problems = [
+    { name = "toy-quadratic", label = "D=10", params = { dim = 2 } },
+    { name = "toy-quadratic", label = "D=100", params = { dim = 3 } },
+    { name = "toy-quadratic", label = "D=1000", params = { dim = 4 } },
+]
+methods = [{ name = "random", label = "A" }, { name = "random", label = "B" }]
+claim = [
+    { text = "A grows like log D", kind = "trend", problems = ["D=10", "D=100", "D=1000"], x = [10, 100, 1000], shape = "log", metric = "simple_regret", method = "A" },
+    { text = "A grows like D", kind = "trend", problems = ["D=10", "D=100", "D=1000"], x = [10, 100, 1000], shape = "linear", metric = "simple_regret", method = "A" },
+    { text = "B grows like log D", kind = "trend", problems = ["D=10", "D=100", "D=1000"], x = [10, 100, 1000], shape = "log", metric = "simple_regret", method = "B" },
+]
+"""
+
+
+def test_fit_trend_slopes_errors_and_shapes():
+    from hdbo.experiments.report import fit_trend
+
+    x = [10.0, 100.0, 1000.0]
+    fit = fit_trend(x, [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], "log")
+    # exactly linear in log x: slope 1 / log(10), residual 0; the SE of an OLS slope from the
+    # means' SEs is sqrt(sum(c_i^2)) * 0.1 with c = (g - mean g) / sum((g - mean g)^2)
+    g = np.log(x)
+    c = (g - g.mean()) / np.sum((g - g.mean()) ** 2)
+    assert fit.slope == pytest.approx(1 / np.log(10)) and fit.rss == pytest.approx(0, abs=1e-12)
+    assert fit.slope_se == pytest.approx(0.1 * np.sqrt(np.sum(c**2)))
+    assert fit.other_rss > 0.1 and fit.held and fit.significant
+    linear = fit_trend(x, [1.0, 2.0, 3.0], [0.1, 0.1, 0.1], "linear")
+    assert not linear.held and linear.slope > 0 and linear.other_rss == pytest.approx(0, abs=1e-12)
+    flat = fit_trend(x, [2.0, 1.9, 2.1], [0.5, 0.5, 0.5], "log")  # noise around a constant
+    assert not flat.significant
+    falling = fit_trend(x, [3.0, 2.0, 1.0], [0.1, 0.1, 0.1], "log")
+    assert not falling.held and falling.significant  # it significantly does not grow
+    assert math.isnan(fit_trend(x, [1.0, 2.0, 3.0], [0.1, math.nan, 0.1], "log").slope_se)
+
+
+def test_trend_claims_checked_and_reported(tmp_path):
+    from hdbo.experiments.report import check_claims
+    from hdbo.experiments.spec import parse_spec, tomllib
+
+    spec = parse_spec(tomllib.loads(TREND_SPEC), source="trend.toml")
+    assert spec.claims[0].x == (10.0, 100.0, 1000.0) and spec.claims[0].shape == "log" and spec.claims[0].others == ()
+    with RunStore(tmp_path / "t.db") as store:
+        # A's S_T: 1, 2, 3 (+- 0.1) at D = 10, 100, 1000 (like log D); B: 5 everywhere, 2 runs at D=1000
+        for problem, mean in (("D=10", 1.0), ("D=100", 2.0), ("D=1000", 3.0)):
+            _put_runs(store, spec, problem, "A", [mean - 0.1, mean, mean + 0.1], budget=spec.budget)
+            _put_runs(store, spec, problem, "B", [5.0, 5.0, 5.0][: 2 if problem == "D=1000" else 3], budget=spec.budget)
+        checks = {c.claim.text: c for c in check_claims(aggregate(store), spec.claims, experiment="trend")}
+        log, lin, b = checks["A grows like log D"], checks["A grows like D"], checks["B grows like log D"]
+        assert (log.result, log.significant, log.verdict) == ("held", True, "held significantly")
+        assert log.trend is not None and log.trend.slope == pytest.approx(1 / np.log(10))
+        assert (lin.result, lin.significant) == ("not held", False)  # it grows, but not like D
+        assert (b.result, b.trend) == ("not testable", None)  # 2 runs at D=1000
+        out = write_report(store, tmp_path / "t.md", claims={"trend": spec.claims}, plots=False)
+    text = out.read_text()
+    assert "| A grows like log D *(trend: linear in log x)* |" in text
+    assert "A at x = 10: 1 ± 0.058, 100: 2 ± 0.058, 1000: 3 ± 0.058<br>slope per unit of log x 0.4343 ± " in text
+    assert "Claims marked *(trend: linear in x / log x)*" in text

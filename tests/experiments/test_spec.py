@@ -186,7 +186,7 @@ C0, C1 = r"claim\[0\]", r"claim\[1\]"  # the "better" claim and the "best" claim
         ('source = "Sec. 5"', 'sauce = "Sec. 5"', C0 + r": unknown key 'sauce' \(valid keys: "),
         ('text = "R is best on Q3"\n', "", C1 + r": missing required key 'text'"),
         ('text = "R is best on Q3"', 'text = " "', C1 + r".text: expected a non-empty string"),
-        ('kind = "best"', 'kind = "worst"', C1 + r".kind: unknown kind 'worst' \(valid: best, better, close\)"),
+        ('kind = "best"', 'kind = "worst"', C1 + r".kind: unknown kind 'worst' \(valid: best, better, close, trend\)"),
         ('metric = "best_f"', 'metric = "regret"', C1 + r".metric: unknown metric 'regret' \(valid: simple_regret, "),
         ('problems = ["Q3"]', 'problems = ["Q9"]', C1 + r".problems: no problem labelled 'Q9' \(labels: Q3, quad"),
         ('problems = ["Q3"]', 'problems = "Q3"', C1 + r".problems: expected a non-empty array of problem labels"),
@@ -371,3 +371,52 @@ def test_table_z_in_the_specs_folder_is_not_a_spec_set(tmp_path):
     assert available_spec_sets(tmp_path) == ["one"]
     with pytest.raises(ValueError, match="no experiment spec 'table_z'"):
         find_specs("table_z", tmp_path)
+
+
+TREND = GOOD.replace('''[[methods]]
+name = "random"''', '''[[problems]]
+name = "quad"
+label = "Q7"
+params = { dim = 7 }
+
+[[methods]]
+name = "random"''') + """
+[[claim]]
+text = "R's regret grows with the dimension"
+kind = "trend"
+problems = ["Q3", "quad(dim=5)", "Q7"]
+x = [3, 5, 7]
+shape = "linear"
+metric = "simple_regret"
+method = "R"
+"""
+
+
+def test_parse_trend_claim(tmp_path):
+    (claim,) = load_spec(_write(tmp_path, TREND)).claims
+    assert claim == Claim(text="R's regret grows with the dimension", kind="trend", problems=("Q3", "quad(dim=5)", "Q7"),
+                          metric="simple_regret", method="R", x=(3.0, 5.0, 7.0), shape="linear")
+    # a diag: metric needs no direction in a trend claim (it is about growth)
+    diag = load_spec(_write(tmp_path, TREND.replace('"simple_regret"\nmethod = "R"', '"diag:n"\nmethod = "R"')))
+    assert diag.claims[0].metric == "diag:n" and diag.claims[0].higher_is_better is None
+
+
+@pytest.mark.parametrize(
+    "old, new, match",
+    [
+        ('shape = "linear"\n', "", r": kind = \"trend\" needs 'shape': \"linear\" or \"log\""),
+        ("x = [3, 5, 7]\n", "", r": kind = \"trend\" needs 'x': one value of the varied setting per problem"),
+        ('shape = "linear"', 'shape = "cubic"', r"\.shape: unknown shape 'cubic' \(valid: linear, log\)"),
+        ("x = [3, 5, 7]", "x = [3, 5]", r"\.x: has 2 values for 3 problems"),
+        ("x = [3, 5, 7]", "x = [3, 3, 7]", r"\.x: needs at least 3 distinct values"),
+        ("x = [3, 5, 7]", "x = [0, 5, 7]", r"\.x: expected a list of finite numbers > 0"),
+        ("x = [3, 5, 7]", 'x = ["3", 5, 7]', r"\.x: expected a list of finite numbers > 0"),
+        ('method = "R"\n', 'method = "R"\nthan = ["gp-ucb"]\n', r"\.than: a \"trend\" claim takes no 'than'"),
+        ('method = "R"\n', 'method = "R"\ntest = "welch"\n', r"\.test: a \"trend\" claim takes no 'test'"),
+        ('kind = "trend"', 'kind = "best"', r"\.x: only kind = \"trend\" takes 'x'"),
+    ],
+)
+def test_trend_claim_validation_errors(tmp_path, old, new, match):
+    assert old in TREND
+    with pytest.raises(SpecError, match=r"claim\[0\]" + match):
+        load_spec(_write(tmp_path, TREND.replace(old, new)))
