@@ -362,21 +362,42 @@ def test_structured_methods_are_set_against_random_search_on_their_problems(tmp_
     runs = _runs("Styblinski-Tang D=100", {("add-gp-ucb", "Add-GP-UCB"): 10.0, ("random", "Random"): 20.0,
                                            ("hds", "HDS"): 5.0})
     runs += _runs("Hartmann-6 hidden D=300", {("hds", "HDS"): -1.0, ("random", "Random"): -2.0,
-                                              ("dropout-ucb", "DropoutUCB"): -2.0})
+                                              ("dropout-ucb", "DropoutUCB"): -1.0})
+    runs += _runs("Branin rotated D=100", {("hesbo", "HeSBO"): 2.0, ("random", "Random"): 2.0})
     md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
     assert "2 of 3 better than random search" not in md  # a tie is not better
     assert "1 of 3 better than random search; 1 of 3 cannot learn their structure" in md
     assert ("| structure | method | problem | budget | structure learning needs | median best "
             "| random search: median | against random |") in md
     assert "| additive | Add-GP-UCB | Styblinski-Tang D=100 | 4 | no separate phase | 10 | 20 | better |" in md
-    assert ("| variable selection | DropoutUCB | Hartmann-6 hidden D=300 | 4 | no separate phase | -2 | -2 "
-            "| tie |") in md
+    assert "| embedding | HeSBO | Branin rotated D=100 | 4 | no separate phase | 2 | 2 | tie |" in md
+    # DropoutUCB assumes no structure (Tran-The et al. 2020): named beside the table, not judged in it.
+    assert "| DropoutUCB |" not in "\n".join(line for line in md.splitlines() if line.startswith("| variable"))
+    assert ("Not in the table: `dropout-ucb`, which Tran-The et al. (2020, Experiments) describe as making no "
+            "assumption on the objective's structure") in md
     assert "| HDS | Styblinski-Tang" not in md  # HDS is judged on the hidden problem only
     # HDS's selection needs hundreds of evaluations at D = 300: no better/worse at this budget.
     assert ("| variable selection | HDS | Hartmann-6 hidden D=300 | 4 "
             "| 611 evaluations at D = 300: more than the budget | -1 | -2 | cannot learn within the budget |") in md
     # cws (same structure) has no run: named with what it would need.
     assert "`cws` (its structure learning needs 600 evaluations at D = 300)" in md
+
+
+def test_structure_notes_follow_the_table_for_the_methods_that_ran(tmp_path):
+    """RandomS-UCB's and PP-GP-UCB's verdicts come with why (once each); without them, no notes."""
+    runs = _runs("Hartmann-6 rotated D=100", {("random-subspace-ucb", "RandomS-UCB"): -0.5,
+                                              ("pp-gp-ucb", "PP-GP-UCB"): -1.0, ("random", "Random"): -1.5})
+    runs += _runs("Hartmann-6 rotated D=300", {("random-subspace-ucb", "RandomS-UCB"): -0.4,
+                                               ("random", "Random"): -1.6})
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    rows = {(r["method"], r["problem"]): r["against random"] for r in _structure_rows(md)}
+    assert rows["RandomS-UCB", "Hartmann-6 rotated D=300"] == "**worse**"  # the verdict stays
+    assert md.count("* RandomS-UCB is Djolonga et al.'s (2013) strawman baseline") == 1
+    assert md.count("* PP-GP-UCB is Li et al.'s (2016) unrestricted variant") == 1
+    assert "Not in the table:" not in md  # neither ms-ucb nor dropout-ucb ran
+    only_add = _runs("Styblinski-Tang D=100", {("add-gp-ucb", "Add-GP-UCB"): 1.0, ("random", "Random"): 2.0})
+    md2 = write_suite_report([_write_summary(tmp_path / "t.csv.gz", only_add)], tmp_path / "r2.md").read_text()
+    assert "strawman" not in md2 and "unrestricted variant" not in md2
 
 
 def test_structure_verdict_needs_the_count_below_the_budget(tmp_path):
