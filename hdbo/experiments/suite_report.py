@@ -457,7 +457,7 @@ def _through_optuna_lines(cells: list[_Cell]) -> list[str]:
 #: MS-UCB and DropoutUCB are not here: Tran-The et al. (AAAI 2020, Experiments) describe MS-UCB as
 #: "free of any low dimensional structure assumption" and DropoutUCB (with GP-UCB and LineBO) as
 #: making no assumption on the structure of the objective, so no suite problem "has their structure"
-#: (until 2026-11-27 they were paired with rotated and hidden Hartmann-6); see NO_STRUCTURE.
+#: (until 2026-11-26 they were paired with rotated and hidden Hartmann-6); see NO_STRUCTURE.
 STRUCTURE_CELLS = (
     ("additive", "Styblinski-Tang", ("add-gp-ucb",)),
     ("projection", "Hartmann-6 rotated", ("pp-gp-ucb", "rpp-gp-ucb")),
