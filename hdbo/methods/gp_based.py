@@ -133,6 +133,10 @@ class GPMethod(Method):
         ``refit_growth`` is not positive.
     """
 
+    #: Options a subclass passes to :func:`~hdbo.acquisition.maximizers.maximize_local` (its
+    #: ``n_perturbed``, for instance) whenever the local search runs.
+    _local_search_options: dict[str, Any] = {}
+
     def __init__(
         self,
         bounds: Box | ArrayLike,
@@ -381,6 +385,8 @@ class GPMethod(Method):
         if candidates is not None and len(candidates) and name != "grid":
             options["x0_candidates"] = candidates
         local = name in ("lbfgsb", "local")
+        if name == "local":
+            options.update(self._local_search_options)
         if local and fun_and_grad is not None:
             options["fun_and_grad"] = fun_and_grad
         if name == "lbfgsb" and fun_and_grad is not None:

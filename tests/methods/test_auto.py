@@ -194,6 +194,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     ("global_search", "direct", ValueError), ("global_search", 1, ValueError),
     ("noisy_fraction", 1.5, ValueError), ("noisy_fraction", "high", TypeError),
     ("noisy_beta", "nope", ValueError), ("bandit_arms", ["global", "noisy-ucb"], ValueError),
+    ("n_perturbed", 0, ValueError), ("n_perturbed", 2.5, TypeError),
 ])
 def test_invalid_options_name_the_argument(option, value, error):
     with pytest.raises(error, match=option):
@@ -222,8 +223,8 @@ def test_observed_incumbent_is_the_best_value():
     assert seen == [pytest.approx(float(np.max(m.y_obs)))]
 
 
-def _global_search_calls(global_search, maximizer="local"):
-    """The maximizers (by name) and their options that one global-arm proposal calls."""
+def _global_search_calls(global_search, maximizer="local", strategy="global", **options):
+    """The maximizers (by name) and their options that one proposal of ``strategy`` calls."""
     from hdbo.methods import gp_based
 
     calls = []
@@ -233,8 +234,8 @@ def _global_search_calls(global_search, maximizer="local"):
         calls.append((name, kw, np.asarray(bounds.bounds if hasattr(bounds, "bounds") else bounds)))
         return real(name, fun, bounds, **kw)
 
-    m = make_method("auto", [(0.0, 1.0)] * 4, seed=0, n_init=5, acq_budget=400, strategy="global",
-                    global_search=global_search, maximizer=maximizer)
+    m = make_method("auto", [(0.0, 1.0)] * 4, seed=0, n_init=5, acq_budget=400, strategy=strategy,
+                    global_search=global_search, maximizer=maximizer, **options)
     for x in np.random.default_rng(1).random((5, 4)):
         m.tell(x, -_sphere(x))
     gp_based.maximize = spy
@@ -271,6 +272,19 @@ def test_local_global_search_runs_the_maximizer():
     assert names[0] == "direct" and "n_raw" not in _global_search_calls("raw-samples", maximizer="direct")[2][0][1]
     assert auto_module._GLOBAL_SEARCHES == ("local", "raw-samples")
     assert make_method("auto", [(0.0, 1.0)] * 2).global_search == "local"
+
+
+@pytest.mark.parametrize("strategy", ["global", "trust-region"])
+def test_n_perturbed_reaches_the_local_search_of_both_arms(strategy):
+    """n_perturbed (default 20, RAASP's value) is what maximize_local receives, in either arm."""
+    for options, expected in (({}, 20), ({"n_perturbed": 60}, 60)):
+        [(name, kw, _)] = _global_search_calls("local", strategy=strategy, **options)[2]
+        assert name == "local" and kw["n_perturbed"] == expected
+    # other maximizers do not take the option
+    [(name, kw, _)] = _global_search_calls("local", maximizer="direct", n_perturbed=60)[2][:1]
+    assert name == "direct" and "n_perturbed" not in kw
+    m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, n_perturbed=7)
+    assert Method.from_state(json.loads(json.dumps(m.state_dict()))).n_perturbed == 7
 
 
 def test_global_search_is_kept_in_the_state():
