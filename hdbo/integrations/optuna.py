@@ -97,6 +97,8 @@ What a method remembers about its own proposals, beyond the points and values, i
 trials. ``"auto"``'s choice between its global and trust-region searches learns from the
 outcomes of its earlier choices; rebuilt from the trials it has none, so it chooses each
 search with probability 1/2 (its trust region, which follows the values, is rebuilt exactly).
+Its choice between the ARD and the isotropic kernel (option ``kernel_selection``) is made from
+the data at every fit, so it does carry over, from fits that start afresh.
 
 Multi-objective studies raise a ``ValueError``: hdbo has no multi-objective method.
 

@@ -200,9 +200,10 @@ class GPMethod(Method):
         """Acquisition evaluations per query (``acq_budget`` or ``min(5000, 100 D)``)."""
         return self.acq_budget if self.acq_budget is not None else min(5000, 100 * self.dim)
 
-    def _make_kernel(self) -> Kernel:
-        """The covariance function (fresh hyperparameters)."""
-        return make_kernel(self.kernel, self.dim, ard=self.ard, lengthscale_bounds=self.lengthscale_bounds,
+    def _make_kernel(self, *, ard: bool | None = None) -> Kernel:
+        """The covariance function (fresh hyperparameters); ``ard`` overrides the option."""
+        return make_kernel(self.kernel, self.dim, ard=self.ard if ard is None else ard,
+                           lengthscale_bounds=self.lengthscale_bounds,
                            lengthscale=min(max(0.5, self.lengthscale_bounds[0]), self.lengthscale_bounds[1]))
 
     @property
@@ -213,9 +214,10 @@ class GPMethod(Method):
         """Number of columns of the GP's training inputs (default D; see :meth:`_gp_data`)."""
         return self.dim
 
-    def _make_gp(self) -> GaussianProcess:
+    def _make_gp(self, *, ard: bool | None = None) -> GaussianProcess:
+        """A fresh GP of the method's kind (``ard``: override the option, for the default kernel)."""
         noise_bounds = self._noise_bounds if self.fit_noise else (self.noise_variance,) * 2
-        kernel = self._make_kernel()
+        kernel = self._make_kernel() if ard is None else self._make_kernel(ard=ard)
         prior = None if self.gp_prior == "none" else dimension_scaled_prior(kernel, self._gp_input_dim())
         gp = GaussianProcess(
             kernel,
