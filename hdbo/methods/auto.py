@@ -48,7 +48,6 @@ from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.linalg import solve_triangular
 
 from .._validation import MAX_COUNT, check_choice, check_int, check_real
 from ..acquisition import UCB, LogEI
@@ -60,7 +59,7 @@ from .gp_ucb import resolve_beta
 from ._state import describe, state_array, state_float, state_int, state_mapping
 from .registry import register
 
-__all__ = ["Auto", "loo_log_density"]
+__all__ = ["Auto"]
 
 # Trust region (strategy "trust-region", and one arm of "bandit"): TuRBO-1's side lengths on the
 # unit cube (initial 0.8, between 0.5**7 and 1.6) and its success tolerance 3; its failure
@@ -192,8 +191,9 @@ class Auto(GPMethod):
         * ``"loo"``: at every refit an ARD GP and an isotropic GP (same kernel family, prior
           and noise model) are both fitted, each warm-started from its own last fit, and the
           one with the larger leave-one-out log predictive density of the observed values
-          (:func:`~hdbo.methods.auto.loo_log_density`) is used until the next refit. ``diagnostics()`` gives the
-          kernel in use (``"kernel"``) and both scores (``"kernel_loo"``).
+          (:meth:`hdbo.gp.GaussianProcess.loo_log_density`) is used until the next refit.
+          ``diagnostics()`` gives the kernel in use (``"kernel"``) and both scores
+          (``"kernel_loo"``).
         * ``"none"``: the ARD kernel only (hdbo's default until 2026-11-27).
 
         Measured (``benchmarks/dev_sweep_2026-11-27.md``): on the development instances,
@@ -294,9 +294,9 @@ class Auto(GPMethod):
         try:
             other.fit(X, y, optimize=True, rng=self.rng)
         except NumericalError:  # keep the model in use; the other starts afresh at the next refit
-            self._other_gp, self._loo = None, {self._kernel_in_use: loo_log_density(used)}
+            self._other_gp, self._loo = None, {self._kernel_in_use: used.loo_log_density()}
             return used
-        self._loo = {self._kernel_in_use: loo_log_density(used), other_kind: loo_log_density(other)}
+        self._loo = {self._kernel_in_use: used.loo_log_density(), other_kind: other.loo_log_density()}
         if self._loo[other_kind] > self._loo[self._kernel_in_use]:
             used, other, self._kernel_in_use = other, used, other_kind
         self._other_gp = other
@@ -538,36 +538,6 @@ class Auto(GPMethod):
         if self.kernel_selection != "none" and self._loo:
             out["kernel_loo"] = dict(self._loo)
         return {**out, **super().diagnostics()}
-
-
-def loo_log_density(gp: GaussianProcess) -> float:
-    """Leave-one-out log predictive density of a fitted GP's training outputs.
-
-    Rasmussen and Williams (2006), eq. 5.10-5.12: with ``K`` the training covariance (noise
-    and jitter included) and ``alpha = K^-1 z`` for the transformed outputs ``z``, point i's
-    leave-one-out predictive mean is ``z_i - alpha_i / [K^-1]_ii`` and its variance
-    ``1 / [K^-1]_ii``. The hyperparameters are those fitted on all points (they are not
-    refitted without point i). One O(t^3) pass over the Cholesky factor.
-
-    Parameters
-    ----------
-    gp : GaussianProcess
-        A fitted GP.
-
-    Returns
-    -------
-    float
-        The sum over the training points of ``log N(z_i; mean_i, var_i)``, in the GP's
-        standardized output units (so two GPs fitted to the same outputs compare directly);
-        ``-inf`` if it is not finite.
-    """
-    L = gp.L_
-    Linv = solve_triangular(L, np.eye(L.shape[0]), lower=True, check_finite=False)
-    kinv = np.sum(Linv**2, axis=0)  # the diagonal of K^-1 = L^-T L^-1
-    a = gp.alpha_
-    with np.errstate(all="ignore"):
-        value = float(np.sum(0.5 * np.log(kinv) - 0.5 * a**2 / kinv) - 0.5 * L.shape[0] * np.log(2 * np.pi))
-    return value if np.isfinite(value) else -np.inf
 
 
 def _pairs(state: dict[str, Any], key: str, what: str) -> list[tuple[str, Any, Any]]:

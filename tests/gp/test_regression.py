@@ -429,3 +429,24 @@ def test_hallucinate_at_a_constant_lie_moves_the_mean(rng):
     assert cond.predict(P)[0][0] == pytest.approx(low, abs=0.05 * np.ptp(gp.y_))
     with pytest.raises(ValueError, match="value"):
         gp.hallucinate(P, value=np.nan)
+
+
+def test_loo_log_density_matches_refitting_without_each_point():
+    """The closed form (Rasmussen and Williams, eq. 5.10-5.12) against direct leave-one-out predictions."""
+    from hdbo.gp import make_kernel
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(15, 3))
+    y = np.sin(5 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.normal(size=15)
+    kernel = make_kernel("matern52", 3, ard=True, lengthscale=[0.4, 0.7, 2.0])
+    gp = GaussianProcess(kernel, noise_variance=0.01).fit(X, y, optimize=False)
+    K = gp.kernel(X) + (gp.noise_variance + gp.jitter_) * np.eye(15)
+    z = gp._z
+    direct = 0.0
+    for i in range(15):
+        rest = np.delete(np.arange(15), i)
+        k = K[rest, i]
+        w = np.linalg.solve(K[np.ix_(rest, rest)], k)
+        mu, var = w @ z[rest], K[i, i] - w @ k
+        direct += -0.5 * np.log(2 * np.pi * var) - 0.5 * (z[i] - mu) ** 2 / var
+    assert gp.loo_log_density() == pytest.approx(direct, rel=1e-8)
