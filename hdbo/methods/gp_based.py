@@ -241,15 +241,18 @@ class GPMethod(Method):
     def _sync_gp(self) -> GaussianProcess:
         """Bring the GP up to date: refit on schedule, otherwise O(t^2) updates."""
         X, y = self._gp_data()
-        new = y.size - self._n_at_refit
-        due = new >= self.refit_every or (self.refit_growth is not None and new >= self.refit_growth * self._n_at_refit)
-        if self.gp_ is None or due:
+        if self.gp_ is None or self._refit_due(y.size):
             self.gp_ = self._refit(X, y)
             self._n_at_refit = y.size
         else:
             for i in range(self.gp_.n_train, y.size):
                 self.gp_.update(X[i], y[i])
         return self.gp_
+
+    def _refit_due(self, n: int) -> bool:
+        """Whether a GP with ``n`` training outputs is due a refit (``refit_every``, ``refit_growth``)."""
+        new = n - self._n_at_refit
+        return new >= self.refit_every or (self.refit_growth is not None and new >= self.refit_growth * self._n_at_refit)
 
     def _refit(self, X: NDArray[np.float64], y: NDArray[np.float64]) -> GaussianProcess:
         """Re-learn the model on all data (ML-II or MAP hyperparameters); returns the fitted GP.

@@ -410,3 +410,53 @@ def test_kernel_selection_none_fits_the_ard_kernel_only():
     # without ARD there is nothing to choose from
     iso = _run_auto(lambda x: -_sphere(x), 4, 14, ard=False)
     assert iso.diagnostics()["kernel"] == "isotropic" and iso._other_gp is None
+
+
+def _heavy_tailed(x):
+    """A Rosenbrock-like range of values: a few points orders of magnitude worse than the rest."""
+    x = np.asarray(x)
+    return -float(np.exp(8.0 * np.sum((x - 0.3) ** 2)))
+
+
+def test_output_warping_fits_the_warp_at_refits_and_restores_it():
+    from scipy import stats
+
+    m = make_method("auto", [(0.0, 1.0)] * 4, seed=2, n_init=8, acq_budget=200, refit_every=4,
+                    refit_growth=None, output_warping="yeo-johnson")
+    for _ in range(8):
+        x = m.ask()
+        m.tell(x, _heavy_tailed(x))
+    m.ask()  # first fit, on 8 points
+    shift, scale, lam = m._warp
+    y8 = m.y_obs.copy()
+    assert shift == pytest.approx(np.mean(y8)) and scale == pytest.approx(np.std(y8))
+    assert lam > 1.2  # the long tail of bad (very negative) values is compressed
+    assert_allclose(m.gp_.y_, stats.yeojohnson((y8 - shift) / scale, lam))
+    assert np.all(np.argsort(m.gp_.y_) == np.argsort(y8))  # the warp keeps the order
+    diag = m.diagnostics()
+    assert diag["output_warping_lambda"] == lam and "Yeo-Johnson" in diag["reason"]
+    # between refits the new outputs are warped with the same parameters
+    for _ in range(2):
+        x = m.ask()
+        m.tell(x, _heavy_tailed(x))
+    m.ask()
+    assert m._warp == (shift, scale, lam) and m.gp_.n_train == 10
+    assert_allclose(m.gp_.y_, stats.yeojohnson((m.y_obs - shift) / scale, lam))
+    # the state rebuilds the warp of the last refit (fitted on its 8 outputs), not one of all 10
+    again = Method.from_state(json.loads(json.dumps(m.state_dict())))
+    assert again.diagnostics() == m.diagnostics()
+    x = m.ask()
+    np.testing.assert_array_equal(again.ask(), x)
+    # the next refit (at 12 outputs) fits the warp anew
+    for _ in range(2):
+        m.tell(x, _heavy_tailed(x))
+        x = m.ask()
+    assert m.gp_.n_train == 12 and m._warp[0] == pytest.approx(np.mean(m.y_obs))
+
+
+def test_output_warping_none_leaves_the_outputs_alone():
+    m = _run_auto(_heavy_tailed, 4, 12)
+    assert m._warp is None and "output_warping_lambda" not in m.diagnostics()
+    assert_allclose(m.gp_.y_, m.y_obs[: m.gp_.n_train])  # the last tell is not in the GP until the next ask
+    with pytest.raises(ValueError, match="output_warping"):
+        make_method("auto", [(0.0, 1.0)] * 2, output_warping="box-cox")
