@@ -36,8 +36,9 @@ from dev_sweep import JUDGING, PROBLEMS  # noqa: E402
 BUDGET = 100
 
 
-def _run(name, dim, inst, options, every=None):
-    """Yield (t, method) after each evaluation of an ``auto`` run."""
+def _run(name, dim, inst, options):
+    """Yield (t, method, x) before evaluation t of an ``auto`` run (x: the proposal), then
+    (budget + 1, method, None) at the end."""
     prob = problems.get(name, dim=dim, instance=inst)
     opt = hdbo.Optimizer(prob.bounds, method="auto", seed=inst, budget=BUDGET, direction="maximize", **options)
     for t in range(1, BUDGET + 1):
@@ -94,7 +95,8 @@ def loo(inst):
                 X, y = m.X_obs, m.y_obs
                 lam = _fit_yeo_johnson(y)[2]
                 vals = [_loo(m, X, y, ard=a, warp=w) for a in (True, False) for w in (False, True)]
-                cell = f"t={t - 1}: lambda {lam:.2f}, A {vals[0]:.0f}, Aw {vals[1]:.0f}, I {vals[2]:.0f}, Iw {vals[3]:.0f}"
+                cell = (f"t={t - 1}: lambda {lam:.2f}, A {vals[0]:.0f}, Aw {vals[1]:.0f}, "
+                        f"I {vals[2]:.0f}, Iw {vals[3]:.0f}")
                 if t - 1 == BUDGET:
                     add = Additive(make_kernel("matern52", None, ard=False, lengthscale=0.5), [[i] for i in range(dim)])
                     cell += f", Add {_loo(m, X, y, kernel=add):.0f}"
@@ -106,7 +108,10 @@ def main(argv):
     warnings.simplefilter("ignore")
     if not argv or argv[0] not in ("moves", "loo"):
         raise SystemExit(__doc__)
-    inst = int(argv[3]) if argv[0] == "moves" and len(argv) > 3 else int(argv[1]) if argv[0] == "loo" and len(argv) > 1 else 0
+    if argv[0] == "moves":
+        inst = int(argv[3]) if len(argv) > 3 else 0
+    else:
+        inst = int(argv[1]) if len(argv) > 1 else 0
     if inst in JUDGING:
         raise SystemExit(f"instance {inst} judges the defaults in docs/benchmarks.md; use a development instance")
     if argv[0] == "moves":

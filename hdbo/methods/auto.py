@@ -95,8 +95,10 @@ def _fit_yeo_johnson(y: NDArray[np.float64]) -> tuple[float, float, float]:
 
     shift = float(np.mean(y))
     scale = float(np.std(y))
-    if not scale > 0 or y.size < 3:
-        return shift, 1.0 if not scale > 0 else scale, 1.0
+    if not scale > 0:  # all values equal: nothing to warp
+        return shift, 1.0, 1.0
+    if y.size < 3:
+        return shift, scale, 1.0
     s = (y - shift) / scale
     try:
         with np.errstate(all="ignore"):
@@ -269,7 +271,8 @@ class Auto(GPMethod):
         ``bandit_window`` is not an int >= 1, ``bandit_arms`` is not a sequence of at
         least two distinct arm names, ``noisy_fraction`` is not None or a number in [0, 1],
         ``n_perturbed`` is not an int >= 1, ``kernel_selection`` is not ``"loo"`` or
-        ``"none"``, ``output_warping`` is not ``"none"`` or ``"yeo-johnson"``, or ``ucb_beta`` or ``noisy_beta`` is not a valid beta.
+        ``"none"``, ``output_warping`` is not ``"none"`` or ``"yeo-johnson"``, or ``ucb_beta``
+        or ``noisy_beta`` is not a valid beta.
 
     Examples
     --------
