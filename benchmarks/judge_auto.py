@@ -9,7 +9,7 @@ run on the suite's judging instances into a new store, e.g.
         --method 'hdbo auto*' --store runs/candidate-b100.db --no-summary
 
 and this script prints, per (budget, problem), the new and the committed median best (minimization
-convention) and the new per-instance values, then on how many runs the candidate is better, worse
+convention) and the per-instance values of both, then on how many runs the candidate is better, worse
 or the same (within 1e-8 relative) than the committed ``docs/benchmarks/*.csv.gz`` runs of the same
 method, budget, problem and instance.
 """
@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> None:
             export_summary(store, out)
             new.update(_bests(read_summary(out), args.method))
     better = worse = same = 0
-    print("| budget | problem | new median | committed median | new per instance |")
-    print("|---:|---|---:|---:|---|")
+    print("| budget | problem | new median | committed median | new per instance | committed per instance |")
+    print("|---:|---|---:|---:|---|---|")
     for budget, problem in sorted({k[:2] for k in new}):
         keys = sorted(k for k in new if k[:2] == (budget, problem) and k in base)
         if not keys:
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
             worse += x > y + tol
             same += abs(x - y) <= tol
         print(f"| {budget} | {problem} | {np.median(a):.6g} | {np.median(b):.6g} | "
-              + " ".join(f"{v:.5g}" for v in a) + " |")
+              + " ".join(f"{v:.5g}" for v in a) + " | " + " ".join(f"{v:.5g}" for v in b) + " |")
     print(f"\nAgainst the committed runs: better {better}, worse {worse}, same {same}.")
 
 

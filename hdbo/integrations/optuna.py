@@ -98,7 +98,9 @@ trials. ``"auto"``'s choice between its global and trust-region searches learns 
 outcomes of its earlier choices; rebuilt from the trials it has none, so it chooses each
 search with probability 1/2 (its trust region, which follows the values, is rebuilt exactly).
 Its choice between the ARD and the isotropic kernel (option ``kernel_selection``) is made from
-the data at every fit, so it does carry over, from fits that start afresh.
+the data at every fit, so it does carry over, from fits that start afresh. Its noise probe
+(option ``noise_probe``) carries over too: the rebuilt optimizer finds the probe among the
+trials (a pair of points 1e-6 of the box apart) and does not probe again.
 
 Multi-objective studies raise a ``ValueError``: hdbo has no multi-objective method.
 

@@ -24,7 +24,13 @@ behaviour that Papenmeier, Poloczek and Nardi, ICML 2025, found to matter):
   trust region around the best point (Eriksson et al. 2019). The choice is made by Thompson
   sampling on how often each of the two improved the best value in the last 20 proposals, so
   a problem that rewards local refinement moves to the trust region and one that rewards
-  long moves stays global.
+  long moves stays global;
+* one check, right after the initial design, for an objective that is noisy or chaotic at
+  every scale (option ``noise_probe``): the best point is evaluated again 1e-6 of the box
+  away. If the value moves by more than 0.01 of the values' standard deviation, every later
+  proposal is GP-UCB's over the whole box, which explores instead of refining one region whose
+  values are draws of the same spread; otherwise the probe is hidden from the model and the run
+  goes on as it would have without it.
 
 ``diagnostics()`` reports the choice (``"choice"``), why (``"reason"``, with the counts it was
 drawn from) and how many proposals each search made; all of it is part of the state.
@@ -39,7 +45,8 @@ that starts anywhere in the box (option ``global_search="raw-samples"``) won on 
 development instances and not on the judging ones: ``benchmarks/dev_sweep_2026-11-26c.md``.
 A switch to GP-UCB when the fitted GP sees mostly noise (option ``noisy_fraction``) helped
 HalfCheetah and cost Ackley: ``benchmarks/dev_sweep_2026-11-26d.md``. The kernel selection
-was added on 2026-11-27: ``benchmarks/dev_sweep_2026-11-27.md``.
+was added on 2026-11-27: ``benchmarks/dev_sweep_2026-11-27.md``; the noise probe the same day:
+``benchmarks/dev_sweep_2026-11-27c.md``.
 """
 
 from __future__ import annotations
@@ -69,8 +76,9 @@ _TR_INIT, _TR_MIN, _TR_MAX, _TR_SUCC, _TR_FAIL = 0.8, 0.5**7, 1.6, 3, 5
 #: The strategies of option ``strategy``; "bandit" chooses among the arms of ``bandit_arms``.
 _STRATEGIES = ("global", "trust-region", "bandit")
 #: Every search the bandit can choose; a recorded outcome names its arm by its index here.
-_ARMS = ("global", "trust-region", "uniform", "ucb", "noisy-ucb")
-#: The arms option ``bandit_arms`` may name ("noisy-ucb" is chosen by ``noisy_fraction`` instead).
+_ARMS = ("global", "trust-region", "uniform", "ucb", "noisy-ucb", "probe")
+#: The arms option ``bandit_arms`` may name ("noisy-ucb" is chosen by ``noisy_fraction`` or the
+#: noise probe instead; "probe" is the noise probe's single proposal).
 _BANDIT_ARMS = _ARMS[:4]
 _DEFAULT_ARMS = ("global", "trust-region")
 _INCUMBENTS = ("posterior-mean", "observed")
@@ -84,6 +92,11 @@ _GLOBAL_SEARCHES = ("local", "raw-samples")
 #: BoTorch peer gives ``optimize_acqf`` (raw_samples=512, num_restarts=10); the best observed
 #: points are screened too.
 _RAW_SAMPLES, _RAW_STARTS, _RAW_CENTRES = 512, 10, 5
+#: Option ``noise_probe``: the probe moves every coordinate of the best point by this fraction of
+#: the box's width. Small enough that a smooth objective barely changes (the suite's smooth
+#: problems: at most 3e-4 of their values' spread, Ackley's ripples included), large enough to
+#: be a different point for a simulation whose outcome depends chaotically on its inputs.
+_PROBE_STEP = 1e-6
 
 
 def _fit_yeo_johnson(y: NDArray[np.float64]) -> tuple[float, float, float]:
@@ -201,6 +214,34 @@ class Auto(GPMethod):
     noisy_beta : str or float, default "kandasamy2015"
         beta of the noisy regime's GP-UCB, as ``ucb_beta`` (``"kandasamy2015"``:
         ``0.2 D log(2 t)``, about 100 at D = 100: the search goes where the GP knows least).
+    noise_probe : float or None, default 0.01
+        Whether, and with which threshold, ``auto`` checks once for an objective that is
+        noisy or chaotic at every scale. Right after the initial design, one proposal (the
+        *probe*, ``"probe"`` in ``diagnostics()``) is the best point so far with every
+        coordinate moved by 1e-6 of the box's width. A smooth objective barely changes
+        there; a noisy one (measurement noise) or a chaotic simulation (a small change of
+        the inputs changes the outcome by as much as a large one) gives a new draw. When the
+        change exceeds ``noise_probe`` times the standard deviation of the values observed
+        so far, every later proposal is made by GP-UCB's acquisition with ``noisy_beta`` over
+        the whole box (``"noisy-ucb"``, as with ``noisy_fraction``), which explores where
+        LogEI would keep refining one region whose values are draws of the same spread.
+        A probe that finds the objective smooth stays in the history (it counts against the
+        budget and can be the best value) but is not shown to the model, and is neither an
+        outcome of the bandit nor a step of the trust region: the run goes on exactly as it
+        would have without the probe, one evaluation later (the cost of the check).
+        A failed probe evaluation counts as no change; the probe is not repeated. An
+        optimizer rebuilt from told points alone (hdbo's Optuna sampler rebuilds one at every
+        trial) takes the first pair of told points at most two probe steps apart as its probe,
+        so it does not probe again. None: no probe. ``diagnostics()["noise_probe_ratio"]``
+        gives the measured change over the standard deviation.
+
+        Measured (``benchmarks/dev_sweep_2026-11-27c.md``): at 1e-6 of the box the suite's
+        smooth problems change by at most 3.2e-4 of their values' spread (Ackley, whose
+        ripples a GP sees as noise), HalfCheetah's chaotic episode return by 0.09-3. On the
+        judging instances of ``docs/benchmarks.md`` the probe took HalfCheetah from -213 to
+        -954 at budget 300 (random search -473, Optuna TPE -806) and from -301 to -435 at
+        budget 100. Of the other problems' 72 runs, 8 lost the improvement of their last
+        evaluation and the rest were unchanged.
     ucb_beta : str or float, default 4.0
         beta of the ``"ucb"`` arm: a constant, or a schedule name of
         :mod:`hdbo.acquisition.schedules` (``d`` = D), as ``beta`` of
@@ -271,8 +312,8 @@ class Auto(GPMethod):
         ``bandit_window`` is not an int >= 1, ``bandit_arms`` is not a sequence of at
         least two distinct arm names, ``noisy_fraction`` is not None or a number in [0, 1],
         ``n_perturbed`` is not an int >= 1, ``kernel_selection`` is not ``"loo"`` or
-        ``"none"``, ``output_warping`` is not ``"none"`` or ``"yeo-johnson"``, or ``ucb_beta``
-        or ``noisy_beta`` is not a valid beta.
+        ``"none"``, ``output_warping`` is not ``"none"`` or ``"yeo-johnson"``, ``noise_probe``
+        is not None or a number >= 0, or ``ucb_beta`` or ``noisy_beta`` is not a valid beta.
 
     Examples
     --------
@@ -291,8 +332,13 @@ class Auto(GPMethod):
                  global_search: str = "local",
                  noisy_fraction: float | None = None, noisy_beta: str | float = "kandasamy2015",
                  n_perturbed: int = 20, kernel_selection: str = "loo", output_warping: str = "none",
-                 **kwargs: Any) -> None:
+                 noise_probe: float | None = 0.01, **kwargs: Any) -> None:
         super().__init__(bounds, **kwargs)
+        self.noise_probe = check_real(noise_probe, "noise_probe", low=0, allow_none=True)
+        # option noise_probe: None before the probe is proposed, then {"ref": the probed point's
+        # value, "scale": the standard deviation of the values then, "ratio": |change| / scale
+        # once told (None while pending), "failed": whether its evaluation failed}
+        self._probe: dict[str, Any] | None = None
         self.output_warping = check_choice(output_warping, "output_warping", _OUTPUT_WARPINGS)
         # option output_warping: (shift, scale, lambda) of the Yeo-Johnson warp fitted at the last
         # refit, None before the first one (recomputed from the data on a state restore)
@@ -336,6 +382,98 @@ class Auto(GPMethod):
         self._arm_chosen: int | None = None
         self._orphan_arm: int | None = None  # a state of before pending points: the arm of the next tell
 
+    def _ask(self) -> NDArray[np.float64] | None:
+        if self._probe_due():
+            return self._probe_point()
+        return super()._ask()
+
+    def _probe_due(self) -> bool:
+        """Whether the next proposal is the noise probe (option ``noise_probe``)."""
+        if self.noise_probe is None or self._probe is not None:
+            return False
+        y = self.y_obs
+        if y.size < max(2, self.n_init) or not np.ptp(y) > 0:
+            return False
+        # an optimizer rebuilt from the told points alone (hdbo's Optuna sampler rebuilds one at
+        # every trial) finds its earlier probe, or any near-replicate, among them
+        self._probe = self._probe_from_history()
+        return self._probe is None
+
+    def _probe_from_history(self) -> dict[str, Any] | None:
+        """The first pair of told points at most two probe steps apart, as a told probe, or None.
+
+        The later point of the pair is the probe of the earlier one; the scale is the standard
+        deviation of the successful values told before it. A failed later point is a failed
+        probe; a pair whose earlier point failed is skipped.
+        """
+        y = self.y_all
+        if y.size < 2:
+            return None
+        U = self.to_canonical(self.X_all)
+        for j in range(1, y.size):
+            near = np.flatnonzero(np.max(np.abs(U[:j] - U[j]), axis=1) <= 2 * _PROBE_STEP)
+            near = near[np.isfinite(y[near])]
+            if near.size == 0:
+                continue
+            before = y[:j][np.isfinite(y[:j])]
+            ref, scale = float(y[near[0]]), float(np.std(before))
+            if not np.isfinite(y[j]):
+                return {"ref": ref, "scale": scale if scale > 0 else 1.0, "ratio": 0.0, "failed": True, "index": j}
+            ratio = abs(float(y[j]) - ref) / scale if scale > 0 else 0.0
+            return {"ref": ref, "scale": scale if scale > 0 else 1.0, "ratio": ratio, "failed": False, "index": j}
+        return None
+
+    def _probe_point(self) -> NDArray[np.float64]:
+        """The best observed point with every coordinate moved by ``_PROBE_STEP`` (inwards at the upper face)."""
+        y = self.y_obs
+        best = int(np.argmax(y))
+        u0 = self.X_obs[best]
+        u = np.where(u0 + _PROBE_STEP <= 1.0, u0 + _PROBE_STEP, u0 - _PROBE_STEP)
+        self._probe = {"ref": float(y[best]), "scale": float(np.std(y)), "ratio": None, "failed": False,
+                       "index": None}
+        self._arm_chosen = _ARMS.index("probe")
+        return u
+
+    def _probe_ratio(self) -> float | None:
+        """The probe's |change| over the standard deviation of the values, once told and finite."""
+        if self._probe is None or self._probe["ratio"] is None or self._probe["failed"]:
+            return None
+        return float(self._probe["ratio"])
+
+    def _hidden_probe(self) -> int | None:
+        """History index of a told probe that found the objective smooth, else None.
+
+        Such a probe is a near-copy of the best point and would tell the model nothing, so the
+        model does not see it (:attr:`X_obs`, :attr:`y_obs`): the run goes on as it would have
+        without the probe, one evaluation later. A probe that found noise is shown.
+        """
+        probe = self._probe
+        if probe is None or probe["index"] is None or probe["failed"] or self._probe_says_noisy():
+            return None
+        return int(probe["index"])
+
+    def _seen(self) -> NDArray[np.bool_]:
+        """Which told values the model sees: the successful ones, except a smooth probe's."""
+        ok = np.isfinite(self.y_all)
+        hidden = self._hidden_probe()
+        if hidden is not None and hidden < ok.size:
+            ok[hidden] = False
+        return ok
+
+    @property
+    def X_obs(self) -> NDArray[np.float64]:
+        """Successful points the model sees (a smooth noise probe left out), canonical, shape (n, D)."""
+        return self.to_canonical(self.X_all[self._seen()])
+
+    @property
+    def y_obs(self) -> NDArray[np.float64]:
+        """Successful values the model sees (a smooth noise probe left out), shape (n,)."""
+        return self.y_all[self._seen()]
+
+    def _probe_says_noisy(self) -> bool:
+        ratio = self._probe_ratio()
+        return ratio is not None and self.noise_probe is not None and ratio > self.noise_probe
+
     def _gp_data(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """The observations, with the outputs warped (option ``output_warping``)."""
         X, y = self.X_obs, self.y_obs
@@ -376,11 +514,18 @@ class Auto(GPMethod):
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
         # The history already holds the new value when this hook runs: the best before it is
         # the best of the earlier values.
-        earlier = self.y_all[:-1]
-        earlier = earlier[np.isfinite(earlier)]
+        earlier = self.y_all[:-1][self._seen()[:-1]]
         best_before = float(np.max(earlier)) if earlier.size else None
         super()._on_tell(u, y)
         arm = self._take_arm(u)
+        if arm == _ARMS.index("probe") and self._probe is not None:
+            # the probe is no outcome of the bandit's searches and no step of the trust region
+            self._probe["index"] = self.n_told - 1
+            if np.isfinite(y):
+                self._probe["ratio"] = abs(float(y) - self._probe["ref"]) / self._probe["scale"]
+            else:
+                self._probe["ratio"], self._probe["failed"] = 0.0, True
+            return
         if arm is not None:  # the outcome of a proposal after the initial design
             improved = np.isfinite(y) and (best_before is None or y > best_before + _margin(earlier))
             self._outcomes.append([arm, int(improved)])
@@ -405,7 +550,10 @@ class Auto(GPMethod):
         return arm
 
     def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
-        self._take_arm(u)
+        pending_probe = self._probe is not None and self._probe["ratio"] is None
+        arm = self._take_arm(u)
+        if pending_probe and (u is None or arm == _ARMS.index("probe")):
+            self._probe = None  # a cancelled probe is proposed again
 
     def _update_trust_region(self) -> None:
         """TuRBO's rule (Eriksson et al. 2019) for one new successful observation.
@@ -443,7 +591,10 @@ class Auto(GPMethod):
             return _ARMS[self._arms_out[-1][1]]
         if self._orphan_arm is not None:
             return _ARMS[self._orphan_arm]
-        return _ARMS[self._outcomes[-1][0]] if self._outcomes else None
+        if self._outcomes:
+            return _ARMS[self._outcomes[-1][0]]
+        # the probe is the first proposal after the initial design
+        return "probe" if self._probe is not None and self._probe["index"] is not None else None
 
     def _arm_counts(self) -> dict[str, list[int]]:
         """[improved, not improved] per arm of ``bandit_arms`` over the last ``bandit_window`` outcomes."""
@@ -471,7 +622,7 @@ class Auto(GPMethod):
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
         arm = self._choose_arm()
-        if self._is_noisy(gp):
+        if self._is_noisy(gp) or self._probe_says_noisy():
             arm = _ARMS.index("noisy-ucb")
         self._arm_chosen = arm
         if _ARMS[arm] == "uniform":
@@ -509,6 +660,8 @@ class Auto(GPMethod):
             state["kernel_in_use"] = self._kernel_in_use
             state["other_gp"] = None if self._other_gp is None else self._other_gp.state_dict()
             state["loo"] = {k: v for k, v in self._loo.items() if np.isfinite(v)}  # JSON has no infinity
+        if self._probe is not None:
+            state["noise_probe"] = dict(self._probe)
         state["outcomes"] = [list(o) for o in self._outcomes]
         state["arms_out"] = [[v.tolist(), arm] for v, arm in self._arms_out]
         if self._orphan_arm is not None:
@@ -522,6 +675,23 @@ class Auto(GPMethod):
             raise StateError(f"state['internal']['kernel_in_use'] must be 'ard' or 'isotropic', got {describe(kind)}")
         self._kernel_in_use = kind  # before the GP in use is rebuilt from the state
         self._warp = None  # refitted from the outputs of the last refit (see _gp_data)
+        # the probe first: whether the model sees it decides the GP's data (X_obs, y_obs)
+        self._probe = None
+        if state.get("noise_probe") is not None:
+            probe = state_mapping(state["noise_probe"], "state['internal']['noise_probe']")
+            name = "state['internal']['noise_probe']"
+            failed = probe.get("failed", False)
+            if not isinstance(failed, bool):
+                raise StateError(f"{name}['failed'] must be a bool, got {describe(failed)}")
+            ratio = probe.get("ratio")
+            self._probe = {
+                "ref": state_float(probe.get("ref"), f"{name}['ref']"),
+                "scale": state_float(probe.get("scale"), f"{name}['scale']", low=0.0, low_inclusive=False),
+                "ratio": None if ratio is None else state_float(ratio, f"{name}['ratio']", low=0.0),
+                "failed": failed,
+                "index": None if probe.get("index") is None else state_int(probe.get("index"), f"{name}['index']",
+                                                                              low=0, high=max(self.n_told - 1, 0)),
+            }
         super()._set_internal_state(state)
         self._other_gp, self._loo = None, {}
         if self.kernel_selection != "none":
@@ -569,6 +739,15 @@ class Auto(GPMethod):
                 f"{self.incumbent.replace('-', ' ')} incumbent")
         if self._last_choice() is None:
             return f"initial design ({self.n_init} random points) before the first model-based proposal; then {base}"
+        if self._last_choice() == "probe":
+            return (f"noise probe: the best point so far with every coordinate moved by {_PROBE_STEP:g} of the box's "
+                    f"width, to tell an objective that is noisy or chaotic at every scale from a smooth one "
+                    f"(option noise_probe); then {base}")
+        if self._last_choice() == "noisy-ucb" and self._probe_says_noisy():
+            return (f"the noise probe changed the value by {self._probe_ratio():.3g} standard deviations of the "
+                    f"observed values at {_PROBE_STEP:g} of the box's width (more than noise_probe="
+                    f"{self.noise_probe}): the objective is noisy or chaotic at every scale, so GP-UCB with "
+                    f"noisy_beta={self.noisy_beta!r} over the whole box instead of {base}")
         if self._last_choice() == "noisy-ucb" and self.gp_ is not None:
             return (f"the GP puts {self._noise_fraction(self.gp_):.3g} of the outputs' variance in its noise "
                     f"(more than noisy_fraction={self.noisy_fraction}): GP-UCB with noisy_beta="
@@ -590,8 +769,9 @@ class Auto(GPMethod):
         -------
         dict
             ``"choice"`` (str): the search used for the latest proposal, ``"global"``,
-            ``"trust-region"``, ``"uniform"``, ``"ucb"`` or ``"noisy-ucb"`` (option
-            ``noisy_fraction``; ``"initial-design"`` before the model is used);
+            ``"trust-region"``, ``"uniform"``, ``"ucb"``, ``"noisy-ucb"`` (options
+            ``noisy_fraction`` and ``noise_probe``) or ``"probe"`` (the noise probe);
+            ``"initial-design"`` before the model is used;
             ``"reason"`` (str): why, in words (for ``strategy="bandit"`` the improvement
             counts the choice was drawn from); ``"strategy"`` (str): the option;
             ``"trust_region_length"`` (float): the trust region's side ``L``;
@@ -601,6 +781,8 @@ class Auto(GPMethod):
             (dict): each kernel's leave-one-out log predictive density at the last refit;
             with ``output_warping="yeo-johnson"``, after the first model fit,
             ``"output_warping_lambda"`` (float): the warp's lambda fitted at the last refit;
+            once the noise probe's value is told (option ``noise_probe``),
+            ``"noise_probe_ratio"`` (float): its change over the values' standard deviation;
             and, after the first model fit, ``"hyperparameters"`` as in
             :meth:`GPMethod.diagnostics` (one ``"lengthscale"`` per coordinate with the ARD
             kernel, a single one with the isotropic kernel).
@@ -609,6 +791,8 @@ class Auto(GPMethod):
         in_flight = [a for _, a in self._arms_out] + ([] if self._orphan_arm is None else [self._orphan_arm])
         for arm in [a for a, _ in self._outcomes] + in_flight:
             made[_ARMS[arm]] = made.get(_ARMS[arm], 0) + 1
+        if self._probe is not None and self._probe["index"] is not None:  # told: not among the outcomes
+            made["probe"] = made.get("probe", 0) + 1
         out = {"choice": self._last_choice() or "initial-design", "reason": self._reason(),
                "strategy": self.strategy, "trust_region_length": float(self._tr["length"]),
                "proposals": made, "kernel": self._kernel_in_use}
@@ -616,6 +800,8 @@ class Auto(GPMethod):
             out["kernel_loo"] = dict(self._loo)
         if self._warp is not None:
             out["output_warping_lambda"] = self._warp[2]
+        if self._probe_ratio() is not None:
+            out["noise_probe_ratio"] = self._probe_ratio()
         return {**out, **super().diagnostics()}
 
 

@@ -69,7 +69,8 @@ def test_gp_methods_default_to_the_prior_and_the_local_search():
 def test_trust_region_strategy_follows_turbo_rule_and_resumes():
     """strategy="trust-region": the search box around the incumbent halves after 5 failures,
     doubles after 3 successes (capped at 1.6), and its state goes through state_dict exactly."""
-    m = make_method("auto", [(0.0, 1.0)] * 6, seed=2, n_init=4, acq_budget=200, strategy="trust-region")
+    m = make_method("auto", [(0.0, 1.0)] * 6, seed=2, n_init=4, acq_budget=200, strategy="trust-region",
+                    noise_probe=None)
     for x, y in zip(np.random.default_rng(0).random((4, 6)), [1.0, 2.0, 3.0, 4.0]):
         m.tell(x, y)  # improving: 3 successes after the first value
     assert m._tr["length"] == pytest.approx(1.6) and m._tr["succ"] == 0
@@ -97,7 +98,7 @@ def test_bandit_records_outcomes_chooses_by_them_and_resumes():
     """strategy="bandit": each model-based proposal's outcome (improved the best or not) is
     recorded under the search that made it; the counts drive the choice and survive a resume."""
     m = make_method("auto", [(0.0, 1.0)] * 5, seed=0, n_init=3, acq_budget=200, strategy="bandit",
-                    bandit_window=4, bandit_arms=["global", "trust-region"])
+                    bandit_window=4, bandit_arms=["global", "trust-region"], noise_probe=None)
     for x in np.random.default_rng(1).random((3, 5)):
         m.tell(x, -_sphere(x))
     assert m._outcomes == [] and m.diagnostics()["choice"] == "initial-design"
@@ -137,7 +138,7 @@ def test_uniform_arm_draws_without_the_model_and_wins_when_it_improves(monkeypat
     is recorded like the others, and is drawn mostly when it alone has been improving."""
     assert make_method("auto", [(0.0, 1.0)] * 2).bandit_arms == ("global", "trust-region")
     m = make_method("auto", [(-2.0, 3.0)] * 4, seed=3, n_init=3, acq_budget=100,
-                    bandit_arms=("global", "trust-region", "uniform"))
+                    bandit_arms=("global", "trust-region", "uniform"), noise_probe=None)
     for x in np.random.default_rng(1).uniform(-2.0, 3.0, (3, 4)):
         m.tell(x, -_sphere(x))
     m._outcomes = [[0, 0]] * 6 + [[1, 0]] * 6 + [[2, 1]] * 6
@@ -160,7 +161,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     from hdbo.methods.gp_ucb import resolve_beta
 
     m = make_method("auto", [(0.0, 1.0)] * 5, seed=2, n_init=4, acq_budget=100,
-                    bandit_arms=("global", "trust-region", "ucb"), ucb_beta="kandasamy2015")
+                    bandit_arms=("global", "trust-region", "ucb"), ucb_beta="kandasamy2015", noise_probe=None)
     for x in np.random.default_rng(0).random((4, 5)):
         m.tell(x, -_sphere(x))
     seen = []
@@ -196,6 +197,7 @@ def test_ucb_arm_maximizes_gp_ucb_acquisition_and_survives_a_restore(monkeypatch
     ("noisy_beta", "nope", ValueError), ("bandit_arms", ["global", "noisy-ucb"], ValueError),
     ("n_perturbed", 0, ValueError), ("n_perturbed", 2.5, TypeError),
     ("kernel_selection", "aic", ValueError), ("kernel_selection", True, ValueError),
+    ("noise_probe", -0.1, ValueError), ("noise_probe", "on", TypeError),
 ])
 def test_invalid_options_name_the_argument(option, value, error):
     with pytest.raises(error, match=option):
@@ -213,7 +215,7 @@ def test_observed_incumbent_is_the_best_value():
         orig(self, model, best, **kw)
 
     m = make_method("auto", [(0.0, 1.0)] * 3, seed=0, n_init=4, acq_budget=100, incumbent="observed",
-                    strategy="global")
+                    strategy="global", noise_probe=None)
     for x in np.random.default_rng(2).random((4, 3)):
         m.tell(x, -_sphere(x))
     LogEI.__init__ = spy
@@ -236,7 +238,7 @@ def _global_search_calls(global_search, maximizer="local", strategy="global", **
         return real(name, fun, bounds, **kw)
 
     m = make_method("auto", [(0.0, 1.0)] * 4, seed=0, n_init=5, acq_budget=400, strategy=strategy,
-                    global_search=global_search, maximizer=maximizer, **options)
+                    global_search=global_search, maximizer=maximizer, noise_probe=None, **options)
     for x in np.random.default_rng(1).random((5, 4)):
         m.tell(x, -_sphere(x))
     gp_based.maximize = spy
@@ -297,7 +299,8 @@ def test_global_search_is_kept_in_the_state():
 def _noisy_sphere_run(noisy_fraction, budget=45, seed=0):
     """auto on a 6-D sphere whose values carry noise of sd 1 (the sphere's range is about 1)."""
     rng = np.random.default_rng(seed)
-    opt = hdbo.Optimizer([(0.0, 1.0)] * 6, method="auto", seed=seed, budget=budget, noisy_fraction=noisy_fraction)
+    opt = hdbo.Optimizer([(0.0, 1.0)] * 6, method="auto", seed=seed, budget=budget, noisy_fraction=noisy_fraction,
+                         noise_probe=None)
     for _ in range(budget):
         x = opt.ask()
         opt.tell(x, _sphere(x) + rng.normal())
@@ -376,7 +379,7 @@ def test_kernel_selection_switches_to_the_kernel_with_the_better_loo_score(monke
         return real(gp) + (1e6 if iso == (favour["kind"] == "isotropic") else 0.0)
 
     monkeypatch.setattr(GaussianProcess, "loo_log_density", fake)
-    m = make_method("auto", [(0.0, 1.0)] * 5, seed=1, n_init=4, acq_budget=200, refit_every=1)
+    m = make_method("auto", [(0.0, 1.0)] * 5, seed=1, n_init=4, acq_budget=200, refit_every=1, noise_probe=None)
     for _ in range(8):
         x = m.ask()
         m.tell(x, -_sphere(x))
@@ -422,7 +425,7 @@ def test_output_warping_fits_the_warp_at_refits_and_restores_it():
     from scipy import stats
 
     m = make_method("auto", [(0.0, 1.0)] * 4, seed=2, n_init=8, acq_budget=200, refit_every=4,
-                    refit_growth=None, output_warping="yeo-johnson")
+                    refit_growth=None, output_warping="yeo-johnson", noise_probe=None)
     for _ in range(8):
         x = m.ask()
         m.tell(x, _heavy_tailed(x))
@@ -460,3 +463,120 @@ def test_output_warping_none_leaves_the_outputs_alone():
     assert_allclose(m.gp_.y_, m.y_obs[: m.gp_.n_train])  # the last tell is not in the GP until the next ask
     with pytest.raises(ValueError, match="output_warping"):
         make_method("auto", [(0.0, 1.0)] * 2, output_warping="box-cox")
+
+
+def _probe_run(f, n, dim=6, seed=0, **options):
+    """auto told ``f`` (to be maximized; None records a failure) for ``n`` evaluations."""
+    m = make_method("auto", [(0.0, 1.0)] * dim, seed=seed, budget=max(n, 1), n_init=5, acq_budget=300, **options)
+    for _ in range(n):
+        x = m.ask()
+        m.tell(x, f(x))
+    return m
+
+
+def test_noise_probe_is_the_best_point_moved_by_a_millionth_of_the_box():
+    m = _probe_run(lambda x: -_sphere(x), 5)
+    best = m.X_obs[int(np.argmax(m.y_obs))]
+    u = m.to_canonical(m.ask())
+    assert_allclose(u - best, np.where(best + 1e-6 <= 1.0, 1e-6, -1e-6), rtol=0, atol=1e-12)
+    assert m.diagnostics()["choice"] == "probe" and "noise probe" in m.diagnostics()["reason"]
+
+
+def test_noise_probe_leaves_a_smooth_objective_to_the_bandit():
+    m = _probe_run(lambda x: -_sphere(x), 14)
+    diag = m.diagnostics()
+    assert diag["noise_probe_ratio"] < 1e-4  # a smooth function barely moves at 1e-6 of the box
+    assert diag["proposals"]["probe"] == 1 and diag["proposals"].get("noisy-ucb", 0) == 0
+    assert set(m._arm_counts()) == {"global", "trust-region"}  # the probe is not one of the bandit's arms
+
+
+@pytest.mark.parametrize("kind", ["noisy", "chaotic"])
+def test_noise_probe_switches_to_gp_ucb_on_a_noisy_or_chaotic_objective(kind, monkeypatch):
+    """Measurement noise (sd 0.3 on a sphere of range about 1) and a deterministic objective that
+    jumps at every scale (a sphere plus sin(1e9 x_1)) both change at the probe by far more than
+    0.01 of the values' spread; from then on the proposals are GP-UCB's over the whole box."""
+    from hdbo.acquisition import UCB
+
+    rng = np.random.default_rng(0)
+    if kind == "noisy":
+        f = lambda x: -_sphere(x) + 0.3 * rng.normal()  # noqa: E731
+    else:
+        f = lambda x: -_sphere(x) + 0.3 * np.sin(1e9 * x[0])  # noqa: E731
+    m = _probe_run(f, 12)
+    diag = m.diagnostics()
+    assert diag["noise_probe_ratio"] > 0.05
+    assert diag["choice"] == "noisy-ucb" and diag["proposals"]["noisy-ucb"] == 6
+    assert "noise probe" in diag["reason"] and "noisy_beta='kandasamy2015'" in diag["reason"]
+    seen = []
+    orig = m._maximize
+    monkeypatch.setattr(m, "_maximize", lambda acq, *a, **k: seen.append((acq, k.get("bounds"))) or orig(acq, *a, **k))
+    m.ask()
+    assert isinstance(seen[0][0], UCB) and seen[0][1] is None
+    again = Method.from_state(json.loads(json.dumps(m.state_dict())))
+    assert again.diagnostics() == m.diagnostics() and again._probe == m._probe
+    # the same objective without the probe stays with the bandit's searches
+    off = _probe_run(f, 12, noise_probe=None).diagnostics()
+    assert set(off["proposals"]) == {"global", "trust-region"} and "noise_probe_ratio" not in off
+
+
+def test_noise_probe_failure_counts_as_no_change_and_is_not_repeated():
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return None if len(calls) == 6 else -_sphere(x)  # the 6th evaluation is the probe
+
+    m = _probe_run(f, 12)
+    diag = m.diagnostics()
+    assert m._probe["failed"] and "noise_probe_ratio" not in diag
+    assert diag["proposals"]["probe"] == 1 and diag["proposals"].get("noisy-ucb", 0) == 0
+
+
+def test_cancelled_noise_probe_is_proposed_again_and_a_batch_holds_one_probe():
+    m = _probe_run(lambda x: -_sphere(x), 5)
+    probe = m.ask()
+    m.cancel(probe)
+    np.testing.assert_array_equal(m.ask(), probe)  # proposed again after the cancel
+    batch = m.ask(3)  # with the probe pending: two model-based points, no second probe
+    assert len(batch) == 3 and sum(m._arms_out[i][1] == 5 for i in range(len(m._arms_out))) == 1
+    state = json.loads(json.dumps(m.state_dict()))
+    again = Method.from_state(state)
+    assert again._probe == m._probe and again._probe["ratio"] is None
+    again.tell(probe, -_sphere(probe))
+    assert again.diagnostics()["noise_probe_ratio"] < 1e-4
+
+
+def test_noise_probe_is_found_among_the_told_points_of_a_rebuilt_optimizer():
+    """hdbo's Optuna sampler rebuilds the optimizer from the told points at every trial: the
+    rebuilt one finds the earlier probe among them and does not probe again."""
+    rng = np.random.default_rng(0)
+    f = lambda x: -_sphere(x) + 0.3 * rng.normal()  # noqa: E731
+    m = _probe_run(f, 9)
+    X, y = m.X_all, m.y_all
+    rebuilt = make_method("auto", [(0.0, 1.0)] * 6, seed=5, budget=9, n_init=5, acq_budget=300)
+    rebuilt.tell(X, y)
+    assert not rebuilt._probe_due()
+    assert rebuilt._probe["ratio"] == pytest.approx(m._probe["ratio"]) and rebuilt._probe_says_noisy()
+    rebuilt.ask()
+    assert rebuilt.diagnostics()["choice"] == "noisy-ucb"
+    # without a near-replicate among them, the rebuilt optimizer probes
+    fresh = make_method("auto", [(0.0, 1.0)] * 6, seed=5, n_init=5, acq_budget=300)
+    fresh.tell(X[:5], y[:5])
+    fresh.ask()
+    assert fresh.diagnostics()["choice"] == "probe"
+
+
+def test_smooth_objective_run_is_the_run_without_the_probe_one_evaluation_later():
+    """A probe that finds the objective smooth is kept in the history but not shown to the model,
+    is no outcome of the bandit and no step of the trust region: the rest of the run is the run
+    without the probe, point for point."""
+    with_probe = _probe_run(lambda x: -_sphere(x), 16)
+    without = _probe_run(lambda x: -_sphere(x), 15, noise_probe=None)
+    X, Y = with_probe.X_all, without.X_all
+    assert with_probe._hidden_probe() == 5
+    np.testing.assert_array_equal(np.delete(X, 5, axis=0), Y)
+    assert with_probe.y_obs.size == 15 and with_probe.X_obs.shape == (15, 6)
+    assert with_probe._outcomes == without._outcomes and with_probe._tr == without._tr
+    again = Method.from_state(json.loads(json.dumps(with_probe.state_dict())))
+    assert again._hidden_probe() == 5 and again.diagnostics() == with_probe.diagnostics()
+    np.testing.assert_array_equal(again.ask(), with_probe.ask())
