@@ -229,10 +229,12 @@ class Auto(GPMethod):
         budget and can be the best value) but is not shown to the model, and is neither an
         outcome of the bandit nor a step of the trust region: the run goes on exactly as it
         would have without the probe, one evaluation later (the cost of the check).
-        A failed probe evaluation counts as no change; the probe is not repeated. An
-        optimizer rebuilt from told points alone (hdbo's Optuna sampler rebuilds one at every
-        trial) takes the first pair of told points at most two probe steps apart as its probe,
-        so it does not probe again. None: no probe. ``diagnostics()["noise_probe_ratio"]``
+        A failed probe evaluation counts as no change; the probe is not repeated. Until a
+        probe is told, any point told at most two probe steps (2e-6 of the box) from an
+        earlier successful one is taken as the probe, and a pending point that close to a
+        told one as a probe in flight: so an optimizer rebuilt from told and pending points
+        alone (hdbo's Optuna sampler rebuilds one at every trial) finds its probe and treats
+        it as the live one did, and does not probe again. None: no probe. ``diagnostics()["noise_probe_ratio"]``
         gives the measured change over the standard deviation.
 
         Measured (``benchmarks/dev_sweep_2026-11-27c.md``): at 1e-6 of the box the suite's
@@ -339,6 +341,9 @@ class Auto(GPMethod):
         # value, "scale": the standard deviation of the values then, "ratio": |change| / scale
         # once told (None while pending), "failed": whether its evaluation failed}
         self._probe: dict[str, Any] | None = None
+        # True for a run resumed from a state written before the probe existed, past its initial
+        # design: it goes on as it would have, without a probe
+        self._probe_disabled = False
         self.output_warping = check_choice(output_warping, "output_warping", _OUTPUT_WARPINGS)
         # option output_warping: (shift, scale, lambda) of the Yeo-Johnson warp fitted at the last
         # refit, None before the first one (recomputed from the data on a state restore)
@@ -389,39 +394,60 @@ class Auto(GPMethod):
 
     def _probe_due(self) -> bool:
         """Whether the next proposal is the noise probe (option ``noise_probe``)."""
-        if self.noise_probe is None or self._probe is not None:
+        if self.noise_probe is None or self._probe is not None or self._probe_disabled:
             return False
         y = self.y_obs
         if y.size < max(2, self.n_init) or not np.ptp(y) > 0:
             return False
-        # an optimizer rebuilt from the told points alone (hdbo's Optuna sampler rebuilds one at
-        # every trial) finds its earlier probe, or any near-replicate, among them
-        self._probe = self._probe_from_history()
-        return self._probe is None
+        # a probe in flight that this optimizer did not ask itself (one rebuilt from the told and
+        # pending points, as hdbo's Optuna sampler rebuilds one at every trial): not a second probe
+        for v in self.pending_canonical:
+            base = self._near_told(v, self.n_told)
+            if base is not None:
+                self._probe = {"ref": float(self.y_all[base]), "scale": float(np.std(y)), "ratio": None,
+                               "failed": False, "index": None}
+                return False
+        return True
 
-    def _probe_from_history(self) -> dict[str, Any] | None:
-        """The first pair of told points at most two probe steps apart, as a told probe, or None.
-
-        The later point of the pair is the probe of the earlier one; the scale is the standard
-        deviation of the successful values told before it. A failed later point is a failed
-        probe; a pair whose earlier point failed is skipped.
-        """
-        y = self.y_all
-        if y.size < 2:
+    def _near_told(self, u: NDArray[np.float64], n: int) -> int | None:
+        """Index of the first successful point among the first ``n`` told at most two probe steps from ``u``."""
+        y = self.y_all[:n]
+        if y.size == 0:
             return None
-        U = self.to_canonical(self.X_all)
-        for j in range(1, y.size):
-            near = np.flatnonzero(np.max(np.abs(U[:j] - U[j]), axis=1) <= 2 * _PROBE_STEP)
-            near = near[np.isfinite(y[near])]
-            if near.size == 0:
-                continue
-            before = y[:j][np.isfinite(y[:j])]
-            ref, scale = float(y[near[0]]), float(np.std(before))
-            if not np.isfinite(y[j]):
-                return {"ref": ref, "scale": scale if scale > 0 else 1.0, "ratio": 0.0, "failed": True, "index": j}
-            ratio = abs(float(y[j]) - ref) / scale if scale > 0 else 0.0
-            return {"ref": ref, "scale": scale if scale > 0 else 1.0, "ratio": ratio, "failed": False, "index": j}
-        return None
+        near = np.flatnonzero(np.isfinite(y) & (np.max(np.abs(self.to_canonical(self.X_all[:n]) - u), axis=1)
+                                                <= 2 * _PROBE_STEP))
+        return int(near[0]) if near.size else None
+
+    def _is_probe_tell(self, arm: int | None, u: NDArray[np.float64]) -> bool:
+        """Whether the value just told is the noise probe's.
+
+        The probe this optimizer asked for, or, until a probe is told, any point told at most
+        two probe steps from an earlier successful one: an optimizer rebuilt from told points
+        alone (hdbo's Optuna sampler) finds its probe that way, and treats it as the live one
+        did (no outcome of the bandit, no step of the trust region).
+        """
+        if self.noise_probe is None or (self._probe is not None and self._probe["index"] is not None):
+            return False
+        if arm == _ARMS.index("probe"):
+            return True
+        return arm is None and self._near_told(u, self.n_told - 1) is not None
+
+    def _record_probe(self, u: NDArray[np.float64], y: float) -> None:
+        """Record the probe's value, told last: its change from the point it copies, over the
+        standard deviation of the successful values told before it."""
+        j = self.n_told - 1
+        earlier = self.y_all[:j]
+        earlier = earlier[np.isfinite(earlier)]
+        base = self._near_told(u, j)
+        if base is not None:
+            ref = float(self.y_all[base])
+        else:  # the asked probe, told elsewhere than asked: compare with the point it copied
+            ref = float(self._probe["ref"]) if self._probe is not None else float(y)
+        scale = float(np.std(earlier)) if earlier.size else 0.0
+        failed = not np.isfinite(y)
+        ratio = 0.0 if failed or not scale > 0 else abs(float(y) - ref) / scale
+        self._probe = {"ref": ref, "scale": scale if scale > 0 else 1.0, "ratio": ratio, "failed": failed,
+                       "index": j}
 
     def _probe_point(self) -> NDArray[np.float64]:
         """The best observed point with every coordinate moved by ``_PROBE_STEP`` (inwards at the upper face)."""
@@ -439,6 +465,15 @@ class Auto(GPMethod):
         if self._probe is None or self._probe["ratio"] is None or self._probe["failed"]:
             return None
         return float(self._probe["ratio"])
+
+    @property
+    def iteration(self) -> int:
+        """As :attr:`GPMethod.iteration`, not counting a noise probe asked or told that has not
+        found noise (so that GP-UCB's ``beta_t`` is the one of the run without the probe)."""
+        t = super().iteration
+        if self._probe is not None and not self._probe_says_noisy():
+            t = max(1, t - 1)
+        return t
 
     def _hidden_probe(self) -> int | None:
         """History index of a told probe that found the objective smooth, else None.
@@ -518,13 +553,9 @@ class Auto(GPMethod):
         best_before = float(np.max(earlier)) if earlier.size else None
         super()._on_tell(u, y)
         arm = self._take_arm(u)
-        if arm == _ARMS.index("probe") and self._probe is not None:
+        if self._is_probe_tell(arm, u):
             # the probe is no outcome of the bandit's searches and no step of the trust region
-            self._probe["index"] = self.n_told - 1
-            if np.isfinite(y):
-                self._probe["ratio"] = abs(float(y) - self._probe["ref"]) / self._probe["scale"]
-            else:
-                self._probe["ratio"], self._probe["failed"] = 0.0, True
+            self._record_probe(u, y)
             return
         if arm is not None:  # the outcome of a proposal after the initial design
             improved = np.isfinite(y) and (best_before is None or y > best_before + _margin(earlier))
@@ -550,9 +581,10 @@ class Auto(GPMethod):
         return arm
 
     def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
-        pending_probe = self._probe is not None and self._probe["ratio"] is None
+        pending_probe = self._probe is not None and self._probe["index"] is None
         arm = self._take_arm(u)
-        if pending_probe and (u is None or arm == _ARMS.index("probe")):
+        if pending_probe and (u is None or arm == _ARMS.index("probe")
+                              or (arm is None and self._near_told(u, self.n_told) is not None)):
             self._probe = None  # a cancelled probe is proposed again
 
     def _update_trust_region(self) -> None:
@@ -660,8 +692,9 @@ class Auto(GPMethod):
             state["kernel_in_use"] = self._kernel_in_use
             state["other_gp"] = None if self._other_gp is None else self._other_gp.state_dict()
             state["loo"] = {k: v for k, v in self._loo.items() if np.isfinite(v)}  # JSON has no infinity
-        if self._probe is not None:
-            state["noise_probe"] = dict(self._probe)
+        state["noise_probe"] = None if self._probe is None else dict(self._probe)
+        if self._probe_disabled:
+            state["noise_probe_disabled"] = True
         state["outcomes"] = [list(o) for o in self._outcomes]
         state["arms_out"] = [[v.tolist(), arm] for v, arm in self._arms_out]
         if self._orphan_arm is not None:
@@ -677,20 +710,30 @@ class Auto(GPMethod):
         self._warp = None  # refitted from the outputs of the last refit (see _gp_data)
         # the probe first: whether the model sees it decides the GP's data (X_obs, y_obs)
         self._probe = None
+        # a state written before the probe existed has no entry: past its initial design, the run
+        # goes on without a probe, as it would have
+        disabled = state.get("noise_probe_disabled", "noise_probe" not in state and self.n_told > self.n_init)
+        if not isinstance(disabled, bool):
+            raise StateError(f"state['internal']['noise_probe_disabled'] must be a bool, got {describe(disabled)}")
+        self._probe_disabled = disabled
         if state.get("noise_probe") is not None:
             probe = state_mapping(state["noise_probe"], "state['internal']['noise_probe']")
             name = "state['internal']['noise_probe']"
             failed = probe.get("failed", False)
             if not isinstance(failed, bool):
                 raise StateError(f"{name}['failed'] must be a bool, got {describe(failed)}")
-            ratio = probe.get("ratio")
+            ratio, index = probe.get("ratio"), probe.get("index")
+            if (ratio is None) != (index is None):
+                raise StateError(f"{name} must have both 'ratio' and 'index' (told) or neither (pending), got "
+                                 f"ratio {describe(ratio)} and index {describe(index)}")
+            if index is not None and self.n_told == 0:
+                raise StateError(f"{name}['index'] names a told point, but none is told")
             self._probe = {
                 "ref": state_float(probe.get("ref"), f"{name}['ref']"),
                 "scale": state_float(probe.get("scale"), f"{name}['scale']", low=0.0, low_inclusive=False),
                 "ratio": None if ratio is None else state_float(ratio, f"{name}['ratio']", low=0.0),
                 "failed": failed,
-                "index": None if probe.get("index") is None else state_int(probe.get("index"), f"{name}['index']",
-                                                                              low=0, high=max(self.n_told - 1, 0)),
+                "index": None if index is None else state_int(index, f"{name}['index']", low=0, high=self.n_told - 1),
             }
         super()._set_internal_state(state)
         self._other_gp, self._loo = None, {}

@@ -546,6 +546,50 @@ def test_cancelled_noise_probe_is_proposed_again_and_a_batch_holds_one_probe():
     assert again.diagnostics()["noise_probe_ratio"] < 1e-4
 
 
+def test_rebuilt_optimizer_keeps_the_trust_region_and_sees_a_probe_in_flight():
+    """Rebuilt from the told points, the trust region is the live one's (the probe is no step of
+    it); rebuilt with the probe pending, the next proposal is no second probe."""
+    import warnings
+
+    m = _probe_run(lambda x: -_sphere(x), 12, strategy="trust-region")
+    rebuilt = make_method("auto", [(0.0, 1.0)] * 6, seed=0, n_init=5, acq_budget=300, strategy="trust-region")
+    rebuilt.tell(m.X_all, m.y_all)
+    assert rebuilt._tr == m._tr and rebuilt._probe == m._probe
+    live = _probe_run(lambda x: -_sphere(x), 5)
+    probe = live.ask()
+    state = make_method("auto", [(0.0, 1.0)] * 6, seed=0, n_init=5, acq_budget=300).state_dict()
+    rebuilt = Method.from_state(state)
+    rebuilt.tell(live.X_all, live.y_all)
+    state = rebuilt.state_dict()
+    state["pending"] = [probe.tolist()]
+    rebuilt = Method.from_state(json.loads(json.dumps(state)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "proposing a random point instead"
+        x = rebuilt.ask()
+    assert np.max(np.abs(x - probe)) > 1e-3 and rebuilt._probe["index"] is None
+    rebuilt.tell(probe, -_sphere(probe))
+    assert rebuilt._hidden_probe() == 5
+
+
+def test_state_written_before_the_probe_existed_resumes_without_a_probe():
+    m = make_method("auto", [(0.0, 1.0)] * 4, seed=1, n_init=5, acq_budget=100, noise_probe=None)
+    for _ in range(12):
+        x = m.ask()
+        m.tell(x, -_sphere(x))
+    state = json.loads(json.dumps(m.state_dict()))
+    del state["params"]["noise_probe"]
+    del state["internal"]["noise_probe"]
+    again = Method.from_state(state)
+    np.testing.assert_array_equal(again.ask(), m.ask())
+    assert again.noise_probe == 0.01 and again._probe_disabled
+    assert Method.from_state(json.loads(json.dumps(again.state_dict())))._probe_disabled
+    bad = json.loads(json.dumps(_probe_run(lambda x: -_sphere(x), 7).state_dict()))
+    bad["internal"]["noise_probe"]["ratio"] = None  # told (an index) but no ratio
+    from hdbo.exceptions import StateError
+    with pytest.raises(StateError, match="noise_probe"):
+        Method.from_state(bad)
+
+
 def test_noise_probe_is_found_among_the_told_points_of_a_rebuilt_optimizer():
     """hdbo's Optuna sampler rebuilds the optimizer from the told points at every trial: the
     rebuilt one finds the earlier probe among them and does not probe again."""
@@ -566,12 +610,14 @@ def test_noise_probe_is_found_among_the_told_points_of_a_rebuilt_optimizer():
     assert fresh.diagnostics()["choice"] == "probe"
 
 
-def test_smooth_objective_run_is_the_run_without_the_probe_one_evaluation_later():
+@pytest.mark.parametrize("options", [{}, {"bandit_arms": ("global", "trust-region", "ucb"),
+                                           "ucb_beta": "kandasamy2015"}])
+def test_smooth_objective_run_is_the_run_without_the_probe_one_evaluation_later(options):
     """A probe that finds the objective smooth is kept in the history but not shown to the model,
-    is no outcome of the bandit and no step of the trust region: the rest of the run is the run
-    without the probe, point for point."""
-    with_probe = _probe_run(lambda x: -_sphere(x), 16)
-    without = _probe_run(lambda x: -_sphere(x), 15, noise_probe=None)
+    is no outcome of the bandit, no step of the trust region and no step of beta_t's schedule:
+    the rest of the run is the run without the probe, point for point."""
+    with_probe = _probe_run(lambda x: -_sphere(x), 16, **options)
+    without = _probe_run(lambda x: -_sphere(x), 15, noise_probe=None, **options)
     X, Y = with_probe.X_all, without.X_all
     assert with_probe._hidden_probe() == 5
     np.testing.assert_array_equal(np.delete(X, 5, axis=0), Y)
