@@ -221,8 +221,8 @@ class Auto(GPMethod):
         coordinate moved by 1e-6 of the box's width. A smooth objective barely changes
         there; a noisy one (measurement noise) or a chaotic simulation (a small change of
         the inputs changes the outcome by as much as a large one) gives a new draw. When the
-        change exceeds ``noise_probe`` times the standard deviation of the values observed
-        so far, every later proposal is made by GP-UCB's acquisition with ``noisy_beta`` over
+        change exceeds ``noise_probe`` times the standard deviation of the values told
+        before the probe, every later proposal is made by GP-UCB's acquisition with ``noisy_beta`` over
         the whole box (``"noisy-ucb"``, as with ``noisy_fraction``), which explores where
         LogEI would keep refining one region whose values are draws of the same spread.
         A probe that finds the objective smooth stays in the history (it counts against the
@@ -234,8 +234,9 @@ class Auto(GPMethod):
         earlier successful one is taken as the probe, and a pending point that close to a
         told one as a probe in flight: so an optimizer rebuilt from told and pending points
         alone (hdbo's Optuna sampler rebuilds one at every trial) finds its probe and treats
-        it as the live one did, and does not probe again. None: no probe. ``diagnostics()["noise_probe_ratio"]``
-        gives the measured change over the standard deviation.
+        it as the live one did, and does not probe again. None: no probe.
+        ``diagnostics()["noise_probe_ratio"]`` gives the measured change over the standard
+        deviation of the values told before the probe.
 
         Measured (``benchmarks/dev_sweep_2026-11-27c.md``): at 1e-6 of the box the suite's
         smooth problems change by at most 3.2e-4 of their values' spread (Ackley, whose
