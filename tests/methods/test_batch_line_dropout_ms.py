@@ -142,9 +142,9 @@ def test_ms_ucb_subspace_posteriors_see_the_pending_points(monkeypatch):
     sizes = []
 
     class Spy(ms_ucb_module.SubspacePosterior):
-        def __init__(self, gp, *args):
+        def __init__(self, gp, *args, **kwargs):
             sizes.append(gp.n_train)
-            super().__init__(gp, *args)
+            super().__init__(gp, *args, **kwargs)
 
     monkeypatch.setattr(ms_ucb_module, "SubspacePosterior", Spy)
     x = m.ask()

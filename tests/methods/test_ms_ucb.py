@@ -196,6 +196,72 @@ def test_split_distances_do_not_change_the_proposals(monkeypatch):
     assert_allclose(run(), fast, atol=1e-7)
 
 
+def _quad(x: np.ndarray) -> float:
+    return float(-np.sum((x[:5] - 0.3) ** 2) + 0.1 * np.sin(3 * x[-1]))
+
+
+def _direct_cz(m, gp, n_now):
+    """The z parts SubspacePosterior computes itself from the materialized subspaces."""
+    rows = np.arange(n_now)
+    return SubspacePosterior(gp, m.subspaces(rows), rows, m.z_dims_, m.y_dims_)._cz
+
+
+def test_cached_z_parts_follow_new_subspaces_points_and_pending_points(rng):
+    """The table of z . x products kept across iterations gives the z parts of every subspace
+    computed afresh, after new subspaces, new observations, a refit (new length-scale), a
+    pending point conditioned on and withdrawn, and a new subspace seed."""
+    D, d = 40, 3
+    m = make_method("ms-ucb", [(-1, 1)] * D, seed=1, d=d, N0=2, alpha=1, n_init=6, acq_budget=3000, n_restarts=0)
+    for x in rng.uniform(-1, 1, (6, D)):
+        m.tell(x, _quad(x))
+    S, _ = m._split_budget()
+    checked = 0
+    for step in range(5):
+        gp = m._sync_gp()
+        n_now = m.n_subspaces()
+        cz = m._cz_table(gp, n_now, S)
+        assert cz is not None and cz.shape == (n_now, gp.n_train)
+        assert_allclose(cz, _direct_cz(m, gp, n_now), rtol=1e-10, atol=1e-9)
+        # a GP conditioned on a pending point has one more column, which the next observation
+        # (another point) must replace
+        u = rng.uniform(-1, 1, (1, D))
+        cond = gp.hallucinate(u)
+        assert_allclose(m._cz_table(cond, n_now, S), _direct_cz(m, cond, n_now), rtol=1e-10, atol=1e-9)
+        x = m.ask() if step % 2 else rng.uniform(-1, 1, D)  # a told point need not be the proposal
+        m.tell(x, _quad(x))
+        checked += 1
+    assert checked == 5 and m._cross["G"].shape[0] >= m.n_subspaces(m.iteration - 1)
+    m.subspace_seed_ += 1  # as a restored state would: the table is rebuilt for the new Z
+    gp = m._sync_gp()
+    assert_allclose(m._cz_table(gp, 7, S), _direct_cz(m, gp, 7), rtol=1e-10, atol=1e-9)
+
+
+def test_z_part_table_only_where_it_applies():
+    """No table with a length-scale per coordinate, with Matern-1/2's exact distances, or when
+    the screening does not reach every subspace."""
+    D = 20
+    for options, n_screen in [({"ard": True}, 10**6), ({"kernel": "matern12"}, 10**6), ({}, 3)]:
+        m = make_method("ms-ucb", [(-1, 1)] * D, seed=0, d=2, n_init=5, n_restarts=0, **options)
+        for x in np.random.default_rng(0).uniform(-1, 1, (5, D)):
+            m.tell(x, _quad(x))
+        assert m._cz_table(m._sync_gp(), 5, n_screen) is None, options
+
+
+def test_z_part_table_does_not_change_the_proposals(monkeypatch):
+    """The same run with the z parts computed afresh at every step proposes the same points,
+    to round-off."""
+    import hdbo.methods.ms_ucb as ms_ucb_module
+
+    def run():
+        m = make_method("ms-ucb", [(-1, 1)] * 30, seed=3, d=4, N0=2, alpha=1, n_init=8, acq_budget=1500,
+                        n_restarts=0)
+        return drive(m, 14, lambda x: float(-np.sum((x[:6] - 0.3) ** 2) + 0.5 * np.sin(3 * x[-1])))
+
+    cached = run()
+    monkeypatch.setattr(ms_ucb_module, "_CROSS_MAX", 0)
+    assert_allclose(run(), cached, atol=1e-7)
+
+
 @pytest.mark.parametrize(
     ("options", "exc", "match"),
     [
