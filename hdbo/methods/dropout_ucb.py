@@ -93,7 +93,7 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         beta_t schedule (with subspace dimension d) or a constant.
     beta_params : dict, optional
         Schedule parameters.
-    n_init, refit_every, refit_growth, kernel, noise_variance, fit_noise, n_restarts,
+    n_init, refit_every, refit_growth, kernel, noise_variance, fit_noise, n_restarts, restart_schedule,
     lengthscale_bounds
         GP options (:class:`~hdbo.methods.gp_based.GPMethod`); defaults: 20 initial points,
         Matern-5/2, refit after every observation.

@@ -94,6 +94,14 @@ class GPMethod(Method):
         Restarts of the hyperparameter optimization besides the warm start from the current
         values: default 3 random ones (uniform in the bounds) with ``gp_prior="none"``, and 1
         with the prior (from the prior's location; further ones are drawn from the prior).
+    restart_schedule : {"every", "doubling"}, optional
+        When the ``n_restarts`` restarts are made: at every refit (``"every"``, the default
+        with ``gp_prior="none"``), or only at the first fit and whenever the data have doubled
+        since the last refit that made them, the warm start alone following the data in
+        between (``"doubling"``, the default with the prior). With a refit after every
+        observation (``refit_every=1``, as Tran-The et al. 2020) the restarts are most of a
+        run's cost: ``"doubling"`` makes the fits about 4 times cheaper
+        (``benchmarks/restart_schedule_check.py``).
     maximizer : {"local", "direct", "lbfgsb", "random", "grid"}, default "local"
         Acquisition maximizer (:mod:`hdbo.acquisition.maximizers`). ``"local"`` screens the
         best observed points with a few coordinates changed plus uniform points, then runs
@@ -149,6 +157,7 @@ class GPMethod(Method):
         noise_variance: float | None = None,
         fit_noise: bool = True,
         n_restarts: int | None = None,
+        restart_schedule: str | None = None,
         maximizer: str = "local",
         acq_budget: int | None = None,
         polish: bool = True,
@@ -164,6 +173,9 @@ class GPMethod(Method):
         if n_restarts is None:
             n_restarts = 3 if self.gp_prior == "none" else 1
         self.n_restarts = check_int(n_restarts, "n_restarts", low=0, high=MAX_COUNT)
+        if restart_schedule is None:
+            restart_schedule = "every" if self.gp_prior == "none" else "doubling"
+        self.restart_schedule = check_choice(restart_schedule, "restart_schedule", ("every", "doubling"))
         self.acq_budget = check_int(acq_budget, "acq_budget", low=1, allow_none=True, high=MAX_COUNT)
         if lengthscale_bounds is None:
             lengthscale_bounds = _LENGTHSCALE_BOUNDS[self.gp_prior]
@@ -258,17 +270,22 @@ class GPMethod(Method):
         """Re-learn the model on all data (ML-II or MAP hyperparameters); returns the fitted GP.
 
         The fit starts from the current hyperparameters (a warm start) plus ``n_restarts``
-        restarts. With the prior, the restarts are made only when the data have doubled since
-        the last refit that made them (and at the first fit): the warm start alone follows the
-        data in between, at a fraction of the cost.
+        restarts. With ``restart_schedule="doubling"`` (the default with the prior) the
+        restarts are made only when the data have doubled since the last refit that made them
+        (and at the first fit): the warm start alone follows the data in between, at a
+        fraction of the cost.
         """
         gp = self.gp_ if self.gp_ is not None else self._make_gp()
-        if self.gp_prior == "none" or self.gp_ is None or y.size >= 2 * self._n_at_restart:
+        if self._restarts_due(y.size):
             gp.n_restarts = self.n_restarts
             self._n_at_restart = y.size
         else:
             gp.n_restarts = 0
         return gp.fit(X, y, optimize=True, rng=self.rng)
+
+    def _restarts_due(self, n: int) -> bool:
+        """Whether a refit on ``n`` outputs makes the ``n_restarts`` restarts (``restart_schedule``)."""
+        return self.restart_schedule == "every" or self.gp_ is None or n >= 2 * self._n_at_restart
 
     @property
     def iteration(self) -> int:

@@ -29,7 +29,7 @@ class GPEI(GPMethod):
     Parameters
     ----------
     bounds, seed, budget, structure, n_init, refit_every, kernel, ard, noise_variance,
-    fit_noise, n_restarts, maximizer, acq_budget
+    fit_noise, n_restarts, restart_schedule, maximizer, acq_budget
         As in :class:`~hdbo.methods.gp_based.GPMethod`.
     xi : float, default 0.0
         Exploration margin added to the incumbent, in units of the GP's output scale (the

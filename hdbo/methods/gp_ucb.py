@@ -106,7 +106,7 @@ class GPUCB(_ScheduledUCB):
     Parameters
     ----------
     bounds, seed, budget, structure, n_init, refit_every, kernel, ard, noise_variance,
-    fit_noise, n_restarts, maximizer, acq_budget
+    fit_noise, n_restarts, restart_schedule, maximizer, acq_budget
         As in :class:`~hdbo.methods.gp_based.GPMethod`.
     beta : str or float, default "kandasamy2015"
         beta_t schedule name, or a constant.

@@ -105,7 +105,7 @@ class LineBO(SubspaceUCBMixin, GPMethod):
         beta_t schedule or constant (``"tranthe2020"`` with subspace dimension 1).
     beta_params : dict, optional
         Schedule parameters.
-    n_init, refit_every, refit_growth, kernel, ard, noise_variance, fit_noise, n_restarts,
+    n_init, refit_every, refit_growth, kernel, ard, noise_variance, fit_noise, n_restarts, restart_schedule,
     lengthscale_bounds
         GP options (:class:`~hdbo.methods.gp_based.GPMethod`); defaults as MS-UCB: 20
         initial points, Matern-5/2, isotropic, refit after every observation.

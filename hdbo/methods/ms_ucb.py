@@ -333,7 +333,7 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         ``subspace_dim = d``.
     beta_params : dict, optional
         Schedule parameters (e.g. ``{"a": 1, "b": 1, "delta": 0.1}``).
-    n_init, refit_every, refit_growth, kernel, ard, noise_variance, fit_noise, n_restarts,
+    n_init, refit_every, refit_growth, kernel, ard, noise_variance, fit_noise, n_restarts, restart_schedule,
     lengthscale_bounds
         GP options of :class:`~hdbo.methods.gp_based.GPMethod`; the defaults here are the
         paper's/SPEC's: 20 initial points, Matern-5/2, isotropic, refit after every
@@ -489,10 +489,12 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         ``(|z_i|^2 + |x_j|^2 - 2 z_i . x_j[z]) / l^2`` (``|x_j|^2`` over all coordinates, as
         :class:`SubspacePosterior` expands it), and the products ``z_i . x_j[z]`` do not depend
         on the hyperparameters. They are kept for the subspaces and the training points seen
-        so far, so an iteration computes only the new subspaces' row and the new points'
-        column, instead of every ``z_i`` against every point at every acquisition step (at
+        so far, so an iteration computes only the new subspaces' rows and the new points'
+        columns, instead of every ``z_i`` against every point at every acquisition step (at
         D = 5000, ``t = 300``: 45,150 subspaces x 300 points x 4,990 coordinates, about half of
-        the iteration). The moments agree with the uncached ones up to round-off.
+        the iteration). The moments agree with the uncached ones up to round-off, and the
+        table's entries do not depend on when they were computed (a resumed method rebuilds
+        the same table in its first iteration).
 
         None (the caller computes ``c`` itself) when the kernel is not stationary with one
         length-scale and the expanded distance, when not every subspace is screened
@@ -514,22 +516,25 @@ class MSUCB(MultiStartSubspaceMixin, GPMethod):
         same = np.all(c["Xz"][:keep] == Xz[:keep], axis=1)
         if not same.all():
             keep = int(np.argmin(same))
-        G = c["G"][:, :keep]
-        n_rows, n = G.shape[0], Xz.shape[0]
-        if keep < n:  # the new points' columns for the subspaces kept
-            new_cols = np.empty((n_rows, n - keep))
-            for lo in range(0, n_rows, _CROSS_ROWS):
-                hi = min(lo + _CROSS_ROWS, n_rows)
-                new_cols[lo:hi] = self.subspaces(np.arange(lo, hi)) @ Xz[keep:].T
-            G = np.hstack([G, new_cols])
-        zz = c["zz"][:n_rows]
-        if n_rows < n_now:  # the new subspaces' rows
-            rows, norms = [G], [zz]
-            for lo in range(n_rows, n_now, _CROSS_ROWS):
-                Zc = self.subspaces(np.arange(lo, min(lo + _CROSS_ROWS, n_now)))
-                rows.append(Zc @ Xz.T)
-                norms.append(np.einsum("ij,ij->i", Zc, Zc))
-            G, zz = np.vstack(rows), np.concatenate(norms)
+        n_rows, n = c["G"].shape[0], Xz.shape[0]
+        G = np.empty((max(n_rows, n_now), n))
+        G[:n_rows, :keep] = c["G"][:, :keep]
+        zz = np.empty(G.shape[0])
+        zz[:n_rows] = c["zz"]
+        # Each product is the pairwise sum of its own contiguous row of z_i * x_j, so an entry
+        # does not depend on which iteration (or a resumed method's first one) computed it: a
+        # resumed run proposes what the uninterrupted one does, bit for bit. (A BLAS product
+        # sums in an order that depends on the shapes of the call.)
+        for lo in range(0, G.shape[0], _CROSS_ROWS):
+            hi = min(lo + _CROSS_ROWS, G.shape[0])
+            first = keep if hi <= n_rows else 0  # old subspaces: the new points; new ones: all points
+            if first >= n:
+                continue
+            Zc = self.subspaces(np.arange(lo, hi))
+            for j in range(first, n):
+                G[lo:hi, j] = (Zc * Xz[j]).sum(axis=1)
+            if hi > n_rows:  # (a block holding old and new subspaces redoes the old ones: same numbers)
+                zz[max(lo, n_rows):hi] = (Zc * Zc).sum(axis=1)[max(lo, n_rows) - lo:]
         self._cross = {"seed": self.subspace_seed_, "Xz": Xz.copy(), "G": G, "zz": zz}
         x2 = np.einsum("ij,ij->i", X, X)
         inv_l2 = 1.0 / float(kern.lengthscale[0]) ** 2

@@ -39,6 +39,37 @@ def test_gp_ucb_refits_on_schedule_and_updates_in_between():
         assert (5, 6) in fits
 
 
+@pytest.mark.parametrize(("prior", "schedule", "expected"),
+                         [("none", None, [5, 6, 7, 8, 9, 10, 11, 12]),  # the papers' ML-II: at every refit
+                          ("none", "doubling", [5, 10]),
+                          ("dim-scaled", None, [5, 10]),
+                          ("dim-scaled", "every", [5, 6, 7, 8, 9, 10, 11, 12])])
+def test_restart_schedule(monkeypatch, prior, schedule, expected):
+    """Refits after every observation make their random restarts at every refit, or only at the
+    first fit and whenever the data have doubled (the warm start alone in between)."""
+    from hdbo.gp import GaussianProcess
+
+    seen = []
+    fit = GaussianProcess.fit
+
+    def spy(self, X, y, **kwargs):
+        if self.n_restarts > 0:
+            seen.append(len(y))
+        return fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(GaussianProcess, "fit", spy)
+    problem = problems.get("branin", dim=3, domain="unit", seed=0)
+    m = make_method("gp-ucb", problem.bounds, seed=0, n_init=5, refit_every=1, acq_budget=100, gp_prior=prior,
+                    restart_schedule=schedule)
+    assert m.restart_schedule == (schedule or {"none": "every", "dim-scaled": "doubling"}[prior])
+    for _ in range(13):
+        x = m.ask()
+        m.tell(x, problem(x))
+    assert seen == expected
+    # the schedule is a constructor option, so a rebuilt method keeps it
+    assert type(m).from_state(m.state_dict()).restart_schedule == m.restart_schedule
+
+
 def test_gp_ei_improves_on_random_search(run):
     problem = problems.get("hartmann6", domain="unit")
     ei = np.mean([run("gp-ei", problem, 40, s, acq_budget=600)[0] for s in range(2)])
@@ -72,7 +103,8 @@ def test_beta_uses_the_iteration_after_the_initial_design():
      ({"noise_variance": -1.0, "fit_noise": False}, "noise_variance must be"),
      ({"maximizer": "cmaes"}, "maximizer must be one of"),
      ({"kernel": "rbf"}, "kernel must be one of"),
-     ({"beta": "nope"}, "unknown beta schedule")],
+     ({"beta": "nope"}, "unknown beta schedule"),
+     ({"restart_schedule": "sometimes"}, "restart_schedule must be one of")],
 )
 def test_bad_options_fail_at_construction(options, match):
     with pytest.raises(ValueError, match=match):

@@ -231,6 +231,12 @@ def test_cached_z_parts_follow_new_subspaces_points_and_pending_points(rng):
         m.tell(x, _quad(x))
         checked += 1
     assert checked == 5 and m._cross["G"].shape[0] >= m.n_subspaces(m.iteration - 1)
+    # built in one go (as by a resumed method) the table has the same entries, bit for bit
+    gp, n_now = m._sync_gp(), m.n_subspaces()
+    grown = m._cz_table(gp, n_now, S)
+    fresh = type(m).from_state(m.state_dict())
+    assert fresh._cross is None
+    assert_array_equal(fresh._cz_table(gp, n_now, S), grown)
     m.subspace_seed_ += 1  # as a restored state would: the table is rebuilt for the new Z
     gp = m._sync_gp()
     assert_allclose(m._cz_table(gp, 7, S), _direct_cz(m, gp, 7), rtol=1e-10, atol=1e-9)
