@@ -610,17 +610,17 @@ class Matern(Stationary):
             return rho, d
         # in place (the same operations in the same order as the formulas, so the same numbers):
         # on the (n, t) blocks of a large acquisition batch this is the hot loop
-        a = r
+        a = np.array(r, dtype=float)  # a writable array also for a 0-d input
         if self.nu == 1.5:
             a *= np.sqrt(3.0)
-            e = np.negative(a)
+            e = np.negative(a, out=np.empty_like(a))
             np.exp(e, out=e)
             a += 1.0
             a *= e  # (1 + a) e
             e *= -1.5
             return a, e
         a *= np.sqrt(5.0)
-        e = np.negative(a)
+        e = np.negative(a, out=np.empty_like(a))
         np.exp(e, out=e)
         rho = a * a
         rho /= 3.0

@@ -164,6 +164,8 @@ class AddGPUCB(_ScheduledUCB):
     6
     """
 
+    restart_schedules = ("every",)  # its own refits restart at every refit
+
     name = "add-gp-ucb"
 
     def __init__(

@@ -531,7 +531,7 @@ class Auto(GPMethod):
         keep whichever has the larger leave-one-out log predictive density."""
         if self.kernel_selection == "none" or not self.ard:
             return super()._refit(X, y)
-        restarts = self.gp_ is None or y.size >= 2 * self._n_at_restart
+        restarts = self._restarts_due(y.size)  # before the refit of the model in use records it
         used = super()._refit(X, y)  # warm-started from its last fit (ARD at the first fit)
         other_kind = "isotropic" if self._kernel_in_use == "ard" else "ard"
         other = self._other_gp if self._other_gp is not None else self._make_gp(ard=other_kind == "ard")

@@ -168,6 +168,8 @@ class DropoutUCB(MultiStartSubspaceMixin, GPMethod):
         X, y = self._gp_data()
         due = self.gp_ is None or y.size - self._n_at_refit >= self.refit_every
         gp = self.gp_ if self.gp_ is not None else self._make_gp()
+        if due:
+            self._schedule_restarts(gp, y.size)
         self.gp_ = gp.fit(X, y, optimize=due, rng=self.rng)
         if due:
             self._n_at_refit = y.size

@@ -183,6 +183,8 @@ class SelectThenOptimize(GPMethod):
         ``maximizer="lbfgsb"``.
     """
 
+    restart_schedules = ("every",)  # its own refits restart at every refit
+
     domain = "symmetric"
 
     def __init__(

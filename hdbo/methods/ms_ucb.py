@@ -52,8 +52,8 @@ steps then only pay for the d free coordinates (:class:`SubspacePosterior`); the
 a subspace is materialized once, not once per candidate. With one length-scale (the paper's
 kernel) and every subspace screened, the products ``z_i . x_j`` over the fixed coordinates
 are kept from one iteration to the next, so an iteration adds only the new subspaces' rows and
-the new points' columns (at D = 5000, alpha = 1, this took the z parts from about 9 s to under
-2 s of a 20 s iteration at t = 300; ``benchmarks/bench_ms_ucb.py``). The moments are those of
+the new points' columns (at D = 5000, alpha = 1, this took the z parts from about 9 s to about
+4 s of a 20 s iteration at t = 300; ``benchmarks/bench_ms_ucb.out.md``). The moments are those of
 :meth:`hdbo.gp.GaussianProcess.predict` up to round-off (the sum of squares is added in
 another order).
 
@@ -97,7 +97,7 @@ __all__ = ["MSUCB", "SubspacePosterior", "subspace_count", "splitmix_uniform", "
 
 Array = NDArray[np.float64]
 _CHUNK = 4096  # points per acquisition call during screening (bounds the (chunk, t) kernel block)
-_CROSS_MAX = 50_000_000  # largest |Z_t| x n table of cached z . x products kept (400 MB)
+_CROSS_MAX = 50_000_000  # largest |Z_t| x n table of z . x products kept (400 MB; about 3x at an update)
 _CROSS_ROWS = 256  # subspaces materialized at a time when the table is extended (cache-sized blocks)
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -124,11 +124,13 @@ def splitmix_uniform(seed: int, counters: NDArray[np.uint64]) -> Array:
         53-bit uniforms in [0, 1).
     """
     # in place, two temporaries: about 3x faster than the expression form on large blocks
-    z = np.add(np.asarray(counters, dtype=np.uint64), np.uint64(1), dtype=np.uint64)
+    z = np.array(counters, dtype=np.uint64)  # a copy, an array also for a 0-d input
+    t = np.empty_like(z)
     with np.errstate(over="ignore"):
+        z += np.uint64(1)
         z *= _GAMMA
         z += np.uint64(seed)
-        t = z >> np.uint64(30)
+        np.right_shift(z, np.uint64(30), out=t)
         z ^= t
         z *= _MIX1
         np.right_shift(z, np.uint64(27), out=t)
@@ -139,7 +141,7 @@ def splitmix_uniform(seed: int, counters: NDArray[np.uint64]) -> Array:
     z >>= np.uint64(11)
     u = z.astype(np.float64)
     u *= 2.0**-53
-    return u
+    return u if u.ndim else u[()]
 
 
 def subspace_count(t: int, N0: int, alpha: int) -> int:

@@ -345,6 +345,8 @@ class SubspaceUCB(GPMethod):
     the projections of the pending points (see "Batches" in the module docstring).
     """
 
+    restart_schedules = ("every",)  # its own refits restart at every refit
+
     domain = "symmetric"
 
     def __init__(
@@ -695,6 +697,8 @@ class HighDimRandomUCB(GPMethod):
     >>> m.ask().shape
     (10,)
     """
+
+    restart_schedules = ("every",)  # its own refits restart at every refit
 
     name = "highdim-random-ucb"
     domain = "symmetric"

@@ -70,6 +70,37 @@ def test_restart_schedule(monkeypatch, prior, schedule, expected):
     assert type(m).from_state(m.state_dict()).restart_schedule == m.restart_schedule
 
 
+def test_dropout_ucb_follows_the_restart_schedule(monkeypatch):
+    """DropoutUCB refits by its own loop (new coordinates every iteration) and honours the option too."""
+    from hdbo.gp import GaussianProcess
+
+    seen = []
+    fit = GaussianProcess.fit
+
+    def spy(self, X, y, **kwargs):
+        if kwargs.get("optimize") and self.n_restarts > 0:
+            seen.append(len(y))
+        return fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(GaussianProcess, "fit", spy)
+    m = make_method("dropout-ucb", [(-1, 1)] * 6, seed=0, d=2, n_init=4, refit_every=1, acq_budget=60,
+                    restart_schedule="doubling")
+    for _ in range(10):
+        x = m.ask()
+        m.tell(x, float(-np.sum(x**2)))
+    assert seen == [4, 8]
+
+
+@pytest.mark.parametrize("name", ["add-gp-ucb", "rpp-gp-ucb", "si-bo", "random-subspace-ucb", "highdim-random-ucb",
+                                  "hds"])
+def test_methods_with_their_own_refits_restart_at_every_refit(name):
+    """Methods whose refits follow their own schedule report the schedule they use, and refuse
+    the one they do not honour, whatever the prior."""
+    assert make_method(name, [(0, 1)] * 6, seed=0).restart_schedule == "every"
+    with pytest.raises(ValueError, match="restart_schedule='doubling' is not supported"):
+        make_method(name, [(0, 1)] * 6, seed=0, restart_schedule="doubling")
+
+
 def test_gp_ei_improves_on_random_search(run):
     problem = problems.get("hartmann6", domain="unit")
     ei = np.mean([run("gp-ei", problem, 40, s, acq_budget=600)[0] for s in range(2)])
