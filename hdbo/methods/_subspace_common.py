@@ -260,6 +260,9 @@ class SubspaceUCBMixin:
     rather than leaving the repeat to the base class's random replacement.
     """
 
+    #: the search runs its starts batched always (one L-BFGS-B run on all of them)
+    _batch_starts_supported = False
+
     # set by Method / GPMethod / the subclass
     name: str
     dim: int

@@ -119,6 +119,13 @@ class GPMethod(Method):
         L-BFGS-B polish (analytic gradients) from the global maximizer's best point and the
         best observed points. With ``False`` the whole budget goes to ``maximizer`` (the
         papers' setting: "N DIRECT evaluations"). ``"local"`` and ``"lbfgsb"`` polish anyway.
+    batch_starts : bool, default False
+        With ``maximizer="lbfgsb"``: run the L-BFGS-B starts together, one vectorized
+        acquisition call per step (``batched=True`` of
+        :func:`~hdbo.acquisition.maximizers.maximize_lbfgsb`), instead of one start at a time.
+        With the 50 starts of a 5-dimensional latent space it was 3.8 times faster per query
+        and reached the same acquisition maximum (within 1e-9) at 25 of 30 queries, a higher one
+        at 2 and a lower one (by at most 0.6 %) at 3 (``benchmarks/bench_lbfgsb_batch.out.md``).
 
     Notes
     -----
@@ -142,8 +149,9 @@ class GPMethod(Method):
         If a count is out of range, ``kernel`` or ``maximizer`` is unknown,
         ``lengthscale_bounds`` is not ``0 < lower <= upper < inf``, ``noise_variance`` is not
         positive (or, with ``fit_noise=True``, not within ``[1e-8, 1]``),
-        ``refit_growth`` is not positive, or ``restart_schedule`` is unknown or not supported
-        by the method.
+        ``refit_growth`` is not positive, ``restart_schedule`` is unknown or not supported
+        by the method, or ``batch_starts=True`` without ``maximizer="lbfgsb"`` or in a method
+        whose acquisition search does not support it.
     """
 
     #: Options a subclass passes to :func:`~hdbo.acquisition.maximizers.maximize_local` (its
@@ -153,6 +161,9 @@ class GPMethod(Method):
     #: schedule, with restarts at every refit, has ``("every",)``); the last is the default with
     #: the prior.
     restart_schedules: tuple[str, ...] = ("every", "doubling")
+    #: False for a subclass whose acquisition search does not go through ``_maximize`` (it then
+    #: refuses ``batch_starts=True`` instead of ignoring it).
+    _batch_starts_supported: bool = True
 
     def __init__(
         self,
@@ -170,6 +181,7 @@ class GPMethod(Method):
         maximizer: str = "local",
         acq_budget: int | None = None,
         polish: bool = True,
+        batch_starts: bool = False,
         refit_growth: float | str | None = "default",
         lengthscale_bounds: tuple[float, float] | None = None,
         gp_prior: str = "dim-scaled",
@@ -204,6 +216,11 @@ class GPMethod(Method):
         else:
             self.noise_variance = check_real(noise_variance, "noise_variance", low=0, low_inclusive=False)
         self.polish = check_bool(polish, "polish")
+        self.batch_starts = check_bool(batch_starts, "batch_starts")
+        if self.batch_starts and not self._batch_starts_supported:
+            raise ValueError(f"{self.name} runs its acquisition search its own way; batch_starts=True is not supported")
+        if self.batch_starts and self.maximizer != "lbfgsb":
+            raise ValueError(f"batch_starts=True needs maximizer='lbfgsb', got maximizer={self.maximizer!r}")
         if isinstance(refit_growth, str) and refit_growth == "default":
             refit_growth = 0.25 if self.gp_prior == "none" else 0.1
         self.refit_growth = check_real(refit_growth, "refit_growth", low=0, low_inclusive=False, allow_none=True)
@@ -429,6 +446,8 @@ class GPMethod(Method):
             options["fun_and_grad"] = fun_and_grad
         if name == "lbfgsb" and fun_and_grad is not None:
             options.update({k: v for k, v in (("n_starts", n_starts), ("n_raw", n_raw)) if v is not None})
+            if self.batch_starts and maximizer is None:
+                options["batched"] = True
         total = budget or self.acquisition_budget
         n_polish = total // 10 if (self.polish and fun_and_grad is not None and not local) else 0
         n_polish = n_polish if n_polish >= 4 else 0  # too few for a gradient step: give them back

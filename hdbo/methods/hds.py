@@ -363,7 +363,8 @@ class SelectThenOptimize(GPMethod):
             # L-BFGS-B runs (analytic gradients) from the best 2 |S| of them.
             budget = self.acquisition_budget
             res = maximize("lbfgsb", acq, bounds, budget=budget, rng=self.rng, fun_and_grad=acq.value_and_grad,
-                           n_starts=max(2, 2 * len(dims)), n_raw=max(1, (4 * budget) // 5))
+                           n_starts=max(2, 2 * len(dims)), n_raw=max(1, (4 * budget) // 5),
+                           batched=self.batch_starts)
             z, self.last_acq_nfev_ = res.x, res.nfev
         else:
             z = self._maximize(acq, acq.value_and_grad, bounds=bounds)

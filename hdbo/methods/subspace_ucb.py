@@ -346,6 +346,7 @@ class SubspaceUCB(GPMethod):
     """
 
     restart_schedules = ("every",)  # its own refits restart at every refit
+    _batch_starts_supported = False  # its search does not go through _maximize
 
     domain = "symmetric"
 
@@ -699,6 +700,7 @@ class HighDimRandomUCB(GPMethod):
     """
 
     restart_schedules = ("every",)  # its own refits restart at every refit
+    _batch_starts_supported = False  # its search does not go through _maximize
 
     name = "highdim-random-ucb"
     domain = "symmetric"

@@ -29,7 +29,7 @@ SNAPSHOT = ROOT / "tests" / "data" / "pinned_options.json.gz"
 #: Spec folders that are not reproductions of a paper (they run hdbo's defaults on purpose).
 NOT_PINNED = {"highdim", "example"}
 #: Options added after the snapshot, with the value that keeps the papers' behaviour.
-NEW_OPTIONS = {"gp_prior": "none", "fdt_delta": None, "restart_schedule": "every"}
+NEW_OPTIONS = {"gp_prior": "none", "fdt_delta": None, "restart_schedule": "every", "batch_starts": False}
 
 
 def _spec_paths() -> list[Path]:

@@ -101,6 +101,43 @@ def test_methods_with_their_own_refits_restart_at_every_refit(name):
         make_method(name, [(0, 1)] * 6, seed=0, restart_schedule="doubling")
 
 
+@pytest.mark.filterwarnings("ignore:hds. no variable was selected")
+@pytest.mark.parametrize("name", ["hesbo", "rembo", "sre", "gp-ucb", "hds"])
+def test_batch_starts_runs_the_lbfgsb_starts_together(monkeypatch, name):
+    """batch_starts=True reaches maximize_lbfgsb as batched=True for the acquisition search (not
+    for the polish); the default keeps one start at a time."""
+    from hdbo.acquisition import maximizers
+
+    original, seen = maximizers.MAXIMIZERS["lbfgsb"], []
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("batched", False), kwargs.get("n_raw")))
+        return original(*args, **kwargs)
+
+    monkeypatch.setitem(maximizers.MAXIMIZERS, "lbfgsb", spy)
+    monkeypatch.setattr("hdbo.methods.hds.maximize", lambda n, *a, **k: maximizers.MAXIMIZERS[n](*a, **k))
+    for flag in (False, True):
+        seen.clear()
+        opts = {"d": 2} if name in ("hesbo", "rembo", "sre") else {"selection_budget": 4} if name == "hds" else {}
+        m = make_method(name, [(0, 1)] * 6, seed=0, maximizer="lbfgsb", batch_starts=flag, n_init=4,
+                        acq_budget=200, **opts)
+        for _ in range(12):
+            x = m.ask()
+            m.tell(x, float(-np.sum((x - 0.3) ** 2)))
+        searches = [b for b, n_raw in seen if n_raw != 0]  # the polish screens no random points
+        assert searches and all(b is flag for b in searches), (flag, seen)
+
+
+def test_batch_starts_is_refused_where_it_would_be_ignored():
+    with pytest.raises(ValueError, match="batch_starts=True needs maximizer='lbfgsb', got maximizer='direct'"):
+        make_method("gp-ucb", [(0, 1)] * 4, seed=0, maximizer="direct", batch_starts=True)
+    for name in ("ms-ucb", "dropout-ucb", "line-bo", "si-bo", "highdim-random-ucb"):
+        with pytest.raises(ValueError, match="batch_starts=True is not supported"):
+            make_method(name, [(0, 1)] * 6, seed=0, batch_starts=True)
+    with pytest.raises(TypeError, match="batch_starts"):
+        make_method("gp-ucb", [(0, 1)] * 4, seed=0, maximizer="lbfgsb", batch_starts="yes")
+
+
 def test_gp_ei_improves_on_random_search(run):
     problem = problems.get("hartmann6", domain="unit")
     ei = np.mean([run("gp-ei", problem, 40, s, acq_budget=600)[0] for s in range(2)])
