@@ -123,9 +123,10 @@ class GPMethod(Method):
         With ``maximizer="lbfgsb"``: run the L-BFGS-B starts together, one vectorized
         acquisition call per step (``batched=True`` of
         :func:`~hdbo.acquisition.maximizers.maximize_lbfgsb`), instead of one start at a time.
-        With the 50 starts of a 5-dimensional latent space it was 3.8 times faster per query
-        and reached the same acquisition maximum (within 1e-9) at 25 of 30 queries, a higher one
-        at 2 and a lower one (by at most 0.6 %) at 3 (``benchmarks/bench_lbfgsb_batch.out.md``).
+        On SRE's, REMBO's and HeSBO's 5-dimensional latent acquisitions (50-60 starts) it was
+        4-19 times faster per query and reached the same maximum (within 1e-9) at 87 of 99
+        queries, a higher one at 3 and a lower one (by at most 1.7 %) at 9
+        (``benchmarks/bench_lbfgsb_batch.out.md``).
 
     Notes
     -----
