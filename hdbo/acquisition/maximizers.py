@@ -455,9 +455,10 @@ def maximize_lbfgsb(
        small for one step (two gradient evaluations) is skipped and passed on.
        With ``batched=True`` (and ``fun_and_grad``) the starts instead run together, as one
        L-BFGS-B run on their summed values, each step one vectorized call, with at most the
-       budget left over the number of starts as steps (the same share), less two shares kept
-       for one more run of its own from the best point found (the shared line search moves
-       every start by one step length, so the best one may stop short of its maximum).
+       budget left over the number of starts as steps, after up to two starts' shares (at most
+       half the budget left) are set aside for one more run of its own from the best point
+       found (the shared line search moves every start by one step length, so the best one
+       may stop short of its maximum).
 
     Parameters
     ----------
@@ -515,6 +516,8 @@ def maximize_lbfgsb(
     n_raw = _int(n_raw, "n_raw", low=0)
     if n_raw == 0 and x0.shape[0] == 0:
         raise ValueError("n_raw must be >= 1 when no x0_candidates are given, got 0")
+    if not isinstance(batched, (bool, np.bool_)):
+        raise TypeError(f"batched must be a bool, got {type(batched).__name__}")
 
     # 1-2. screen candidates, keep the best finite ones as starts
     v0 = _evaluate_candidates(ev, x0)
@@ -526,22 +529,22 @@ def maximize_lbfgsb(
     starts = cand[order[np.isfinite(vals[order])][:n_starts]]
 
     # 3. local runs
-    if not isinstance(batched, (bool, np.bool_)):
-        raise TypeError(f"batched must be a bool, got {type(batched).__name__}")
+    n_batched = 0
     if batched and fun_and_grad is not None and len(starts) > 1:
-        # two starts' shares are kept for a run of its own from the batched run's best point
+        # up to two starts' shares (at most half the budget left) are kept for a run of its own
+        # from the batched run's best point
         left = ev.limit - ev.nfev
         reserve = min(left // 2, 2 * (left // len(starts)))
         cap, ev.limit = ev.limit, ev.limit - reserve
         try:
-            n_local = _batched_lbfgsb(ev, box, starts, fun_and_grad, max_steps=None, per_start_ftol=True)
+            n_batched = _batched_lbfgsb(ev, box, starts, fun_and_grad, max_steps=None, per_start_ftol=True)
         finally:
             ev.limit = cap
-        if ev.x is not None:
-            n_local += _local_runs(ev, box, ev.x[None, :], fun_and_grad)
+        n_local = n_batched + _local_runs(ev, box, ev.x[None, :], fun_and_grad)
     else:
         n_local = _local_runs(ev, box, starts, fun_and_grad)
-    message = f"{n_local} local runs{' (batched)' if batched and fun_and_grad is not None else ''} from {len(starts)} starts after screening {vals.size} points"
+    how = f" ({n_batched} batched)" if n_batched else ""
+    message = f"{n_local} local runs{how} from {len(starts)} starts after screening {vals.size} points"
     return ev.result("lbfgsb", n_starts=n_local, message=message)
 
 

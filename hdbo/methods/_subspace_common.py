@@ -260,7 +260,8 @@ class SubspaceUCBMixin:
     rather than leaving the repeat to the base class's random replacement.
     """
 
-    #: the search runs its starts batched always (one L-BFGS-B run on all of them)
+    #: the acquisition search is the mixin's own (MS-UCB and DropoutUCB batch their starts
+    #: always, LineBO searches 1-D lines), not ``GPMethod._maximize``
     _batch_starts_supported = False
 
     # set by Method / GPMethod / the subclass

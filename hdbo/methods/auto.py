@@ -143,8 +143,8 @@ class Auto(GPMethod):
     Parameters
     ----------
     bounds, seed, budget, structure, n_init, refit_every, kernel, ard, noise_variance,
-    fit_noise, n_restarts, restart_schedule, maximizer, acq_budget, polish, refit_growth,
-    lengthscale_bounds, gp_prior
+    fit_noise, n_restarts, restart_schedule, maximizer, acq_budget, polish, batch_starts,
+    refit_growth, lengthscale_bounds, gp_prior
         As in :class:`~hdbo.methods.gp_based.GPMethod` (defaults: ``n_init=10``, the
         dimension-scaled prior, the local acquisition search).
     xi : float, default 0.0

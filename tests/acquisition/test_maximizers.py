@@ -151,6 +151,28 @@ def test_lbfgsb_batched_runs_the_starts_together(rng):
         maximize_lbfgsb(fun, box, budget=300, rng=rng, fun_and_grad=counted("bat"), batched=1)
 
 
+@pytest.mark.parametrize("budget, n_starts", [(40, 1), (60, 2), (90, 3), (130, 20), (400, 20)])
+def test_lbfgsb_batched_edge_cases(budget, n_starts):
+    """One start: exactly the unbatched search. Few starts or a budget running out inside the
+    batched run: the budget holds and the best point is kept; NaN values do not crash."""
+    fun = Counted(c=C, fail=lambda X: X[:, 0] > 1.5)
+
+    def fg(X):
+        v, g = fun.value_and_grad(X)
+        return v, np.where(np.isfinite(v)[:, None], g, np.nan)
+
+    runs = [maximize_lbfgsb(fun, BOUNDS, budget=budget, rng=np.random.default_rng(5), n_starts=n_starts,
+                            n_raw=budget // 4, fun_and_grad=fg, batched=b) for b in (False, True)]
+    for res in runs:
+        assert res.nfev <= budget and np.isfinite(res.value) and 1 <= res.n_starts <= n_starts + 1
+        assert res.value >= -np.sum((BOUNDS[:, 1] - BOUNDS[:, 0]) ** 2)
+    if n_starts == 1:
+        assert_array_equal(runs[0].x, runs[1].x)
+        assert runs[0].nfev == runs[1].nfev and runs[0].message == runs[1].message
+    if budget == 400:
+        assert "batched" in runs[1].message and runs[1].value == pytest.approx(0.0, abs=1e-6)
+
+
 def test_lbfgsb_option_errors(rng):
     with pytest.raises(ValueError, match="n_raw must be >= 1 when no x0_candidates"):
         maximize_lbfgsb(Counted(), BOUNDS, budget=10, rng=rng, n_raw=0)
