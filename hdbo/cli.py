@@ -398,7 +398,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .experiments.report import SpecScope, write_report
-    from .experiments.runner import run_many
     from .experiments.spec import SpecError, find_specs, load_spec, validate_names
     from .experiments.summary import config_id, read_summary
 
@@ -424,6 +423,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if dup:
         raise UsageError(f"several specs of {args.name!r} use the experiment name {sorted(dup)[0]!r}")
     scopes = [SpecScope.from_spec(s) for s in specs]  # the whole set: the report says what it holds of it
+    all_specs = list(specs)  # donors of prefix_of specs are looked up in the whole set
     if args.only:
         keep = [
             (p, s) for p, s in zip(paths, specs)
@@ -486,10 +486,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if args.no_run:
             summary = None
         else:
-            summary = run_many(
-                store, todo, workers=args.workers, progress=not args.no_progress, dask_address=args.dask,
-                plugins=plugins,
-            )
+            summary = _run_with_prefixes(store, todo, all_specs, args, plugins)
         found = {cid: rec for cid, rec in ((cid, store.find_run(c)) for cid, c in ids.items()) if rec is not None}
         run_ids = [rec.id for rec in found.values()]
         finished_here = {cid for cid, rec in found.items() if rec.status == "finished"}
@@ -515,6 +512,44 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"summary of the finished runs written to {summary_path}")
         print(f"\nreport written to {report_path}")
         return 0 if summary is None else _report_errors(summary, store)
+
+
+def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: argparse.Namespace,
+                       plugins: Any) -> Any:
+    """``run_many`` on ``todo``, taking the runs of ``prefix_of`` specs from their longer runs.
+
+    Runs whose longer run is already finished are copied first; those whose longer run is
+    among ``todo`` wait for it and are copied after; any still without a finished longer run
+    are then run as usual (see "Prefix runs" in :mod:`hdbo.experiments.spec`).
+    """
+    from .experiments.prefix import derive_prefix_runs, prefix_donors
+    from .experiments.runner import run_many
+    from .experiments.summary import config_id
+
+    def run(configs: list[Any]) -> Any:
+        return run_many(store, configs, workers=args.workers, progress=not args.no_progress,
+                        dask_address=args.dask, plugins=plugins)
+
+    pairs = {config_id(c): (c, d) for c, d in prefix_donors(todo, all_specs)}
+    derived = {config_id(c) for c in derive_prefix_runs(store, pairs.values())}
+    todo_ids = {config_id(c) for c in todo}
+    later = [c for c in todo if (cid := config_id(c)) in pairs and cid not in derived
+             and config_id(pairs[cid][1]) in todo_ids]
+    later_ids = {config_id(c) for c in later}
+    summary = run([c for c in todo if config_id(c) not in derived and config_id(c) not in later_ids])
+    if later:
+        now = {config_id(c) for c in derive_prefix_runs(store, [pairs[config_id(c)] for c in later])}
+        derived |= now
+        rest = [c for c in later if config_id(c) not in now]
+        if rest:
+            more = run(rest)
+            summary.results += more.results
+            summary.errors += more.errors
+            summary.interrupted += more.interrupted
+            summary.wall_seconds += more.wall_seconds
+    if derived:
+        print(f"{len(derived)} run(s) taken from the first evaluations of longer runs (prefix_of)", file=sys.stderr)
+    return summary
 
 
 def _merge_into_summary(store: Any, run_ids: list[int], summary_path: Path) -> None:

@@ -12,6 +12,7 @@ Format
     budget = 100                       # required: evaluations per run (int > 0)
     seeds = 10                         # required: a count (seeds 0..9) or a list [0, 5, 7]
     diagnostics = ["n_selected"]       # optional: Method.diagnostics() keys the report tabulates
+    prefix_of = "branin20-long"        # optional: see "Prefix runs" below
 
     [[problems]]                       # at least one
     name = "branin"                    # problem registry name (see "hdbo list problems")
@@ -112,6 +113,18 @@ refused when the spec is parsed (:class:`SpecError`), and :func:`validate_names`
 names that are not registered. A problem or method of your own is registered from Python
 (:func:`hdbo.problems.register_problem`, :func:`hdbo.methods.register`) in a module of yours,
 which ``hdbo reproduce --plugin MODULE`` loads (see :mod:`hdbo.experiments.plugins`).
+
+Prefix runs
+-----------
+``prefix_of = "OTHER"`` names a spec of the same set whose runs are longer versions of this
+spec's runs: the same problems and methods with the same parameters at the scale run, the same
+seeds, a budget at least as large. ``hdbo reproduce`` then takes a run of this spec whose
+method is budget-independent (``Method.budget_independent``: its proposals do not depend on
+the budget) from the first ``budget`` evaluations of the finished run of ``OTHER`` with the
+same problem, method and seed, instead of running it again: the two runs are the same run, up
+to the budget. Such a run's diagnostics are only ``derived_from`` (the method's own diagnostics
+belong to the end of the longer run). A run whose longer version is not finished in the store
+(or whose method or parameters do not qualify) is run as usual.
 """
 
 from __future__ import annotations
@@ -365,6 +378,8 @@ class ExperimentSpec:
         File it was read from.
     scale : str or None
         The scale applied by :meth:`at_scale` (None for the base spec).
+    prefix_of : str or None
+        Name of the spec whose runs this spec's runs are prefixes of (see "Prefix runs").
     """
 
     name: str
@@ -379,6 +394,7 @@ class ExperimentSpec:
     diagnostics: tuple[str, ...] = ()
     path: Path | None = None
     scale: str | None = None
+    prefix_of: str | None = None
 
     def at_scale(self, scale: str | None) -> "ExperimentSpec":
         """The spec with the overrides of ``scale`` applied.
@@ -537,7 +553,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         data,
         "top level",
         required=("name", "budget", "seeds", "problems", "methods"),
-        optional=("description", "scale", "reference", "claim", "diagnostics"),
+        optional=("description", "scale", "reference", "claim", "diagnostics", "prefix_of"),
     )
     name = ctx.string(data["name"], "name")
     description = ctx.string(data.get("description", ""), "description", allow_empty=True)
@@ -611,6 +627,12 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
     if not isinstance(diagnostics, list) or not all(isinstance(k, str) and k for k in diagnostics):
         raise ctx.error("diagnostics", f"expected an array of diagnostic names, got {_show(diagnostics)}")
 
+    prefix_of = None
+    if "prefix_of" in data:
+        prefix_of = ctx.string(data["prefix_of"], "prefix_of")
+        if prefix_of == name:
+            raise ctx.error("prefix_of", f"a spec cannot be a prefix of itself ({name!r})")
+
     return ExperimentSpec(
         name=name,
         description=description,
@@ -623,6 +645,7 @@ def parse_spec(data: dict[str, Any], *, source: str = "<spec>", path: Path | Non
         claims=claims,
         diagnostics=tuple(diagnostics),
         path=path,
+        prefix_of=prefix_of,
     )
 
 

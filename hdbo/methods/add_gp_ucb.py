@@ -167,6 +167,7 @@ class AddGPUCB(_ScheduledUCB):
     restart_schedules = ("every",)  # its own refits restart at every refit
 
     name = "add-gp-ucb"
+    budget_independent = True  # also rpp-gp-ucb and pp-gp-ucb (tests/experiments/test_prefix.py)
 
     def __init__(
         self,

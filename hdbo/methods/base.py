@@ -146,6 +146,10 @@ class Method(ABC):
     renamed_options : dict of str -> str
         Old option name to current name, for options renamed after states and stores were
         written with the old one (class attribute; see :meth:`upgrade_params`).
+    budget_independent : bool
+        True for methods whose proposals do not depend on ``budget`` (class attribute): their
+        run with budget T is the first T evaluations of the same run with a larger budget,
+        which is what an experiment spec's ``prefix_of`` relies on.
 
     Raises
     ------
@@ -159,6 +163,7 @@ class Method(ABC):
     domain: ClassVar[str] = "unit"
     uses_seed: ClassVar[bool] = True
     renamed_options: ClassVar[dict[str, str]] = {}
+    budget_independent: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -28,6 +28,7 @@ class RandomSearch(Method):
     """
 
     name = "random"
+    budget_independent = True
 
     def _ask(self) -> NDArray[np.float64]:
         return self.rng.random(self.dim)
