@@ -424,6 +424,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise UsageError(f"several specs of {args.name!r} use the experiment name {sorted(dup)[0]!r}")
     scopes = [SpecScope.from_spec(s) for s in specs]  # the whole set: the report says what it holds of it
     all_specs = list(specs)  # donors of prefix_of specs are looked up in the whole set
+    for spec in all_specs:
+        if spec.prefix_of is not None and spec.prefix_of not in names:
+            raise UsageError(f"spec {spec.name!r}: prefix_of names {spec.prefix_of!r}, which is not a spec of "
+                             f"{args.name!r} (specs: {', '.join(sorted(names))})")
     if args.only:
         keep = [
             (p, s) for p, s in zip(paths, specs)
@@ -531,6 +535,11 @@ def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: 
                         dask_address=args.dask, plugins=plugins)
 
     pairs = {config_id(c): (c, d) for c, d in prefix_donors(todo, all_specs)}
+    prefixed = {s.name for s in all_specs if s.prefix_of is not None}
+    n_alone = sum(c.experiment in prefixed for c in todo) - len(pairs)
+    if n_alone:
+        print(f"{n_alone} run(s) of prefix_of specs have no matching longer run (method, parameters or budget "
+              "differ) and are run as usual", file=sys.stderr)
     derived = {config_id(c) for c in derive_prefix_runs(store, pairs.values())}
     todo_ids = {config_id(c) for c in todo}
     later = [c for c in todo if (cid := config_id(c)) in pairs and cid not in derived

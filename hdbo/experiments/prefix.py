@@ -20,7 +20,7 @@ import numpy as np
 
 from ..methods.registry import get_method_class
 from .spec import ExperimentSpec
-from .store import Evaluation, RunConfig, RunStore, canonical_json
+from .store import ClaimLostError, Evaluation, RunConfig, RunStore, canonical_json
 
 __all__ = ["derive_prefix_runs", "prefix_donors"]
 
@@ -82,8 +82,10 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
     """Store each config's run as the first evaluations of its donor's finished run.
 
     A config is skipped when its donor has no finished run in ``store`` with at least
-    ``config.budget`` evaluations, or when its own run is already finished. An unfinished
-    run of the config (an earlier, interrupted attempt) is replaced.
+    ``config.budget`` evaluations, when its own run is finished or owned by another live
+    process, or when its own stored evaluations (of an earlier, interrupted attempt) are not
+    the donor's first ones; otherwise the evaluations it lacks are appended (nothing is
+    deleted) and the run is marked finished.
 
     Parameters
     ----------
@@ -108,11 +110,15 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
         own = store.find_run(config)
         if own is not None and own.status == "finished":
             continue
-        if own is not None:
-            store.delete_run(own.id)
         run = store.get_or_create_run(config)
         claim = store.claim_run(run.id)
-        if not claim.acquired:  # another process is making it
+        if not claim.acquired:  # another live process is making it
+            continue
+        have = store.load_evaluations(run.id) if claim.record.n_evaluations else None
+        k = 0 if have is None else len(have)
+        if k and (k > n or not np.array_equal(have.X, ev.X[:k])):
+            store.fail_run(run.id, "interrupted: its stored evaluations differ from the longer run's; "
+                           "run it again", owner=claim.owner)
             continue
 
         def num(v: float) -> float | None:
@@ -122,12 +128,14 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
             Evaluation(t=i, x=ev.X[i], y=None if ev.failed[i] else num(ev.y[i]), f=num(ev.f[i]),
                        regret=num(ev.regret[i]), failed=bool(ev.failed[i]), error=ev.errors[i],
                        ask_seconds=float(ev.ask_seconds[i]), eval_seconds=float(ev.eval_seconds[i]))
-            for i in range(n)
+            for i in range(k, n)
         ]
         seconds = float(np.nansum(ev.ask_seconds[:n]) + np.nansum(ev.eval_seconds[:n]))
-        store.start_run(run.id)
-        store.append_evaluations(run.id, evals, method_state={}, noise_rng_state=None, wall_seconds=seconds,
-                                 owner=claim.owner)
+        try:
+            store.append_evaluations(run.id, evals, method_state={}, noise_rng_state=None, wall_seconds=seconds,
+                                     owner=claim.owner)
+        except ClaimLostError:  # taken over meanwhile: the new owner finishes it
+            continue
         store.finish_run(run.id, diagnostics={"derived_from": f"{donor.experiment}, first {n} of {len(ev)} evaluations"},
                          wall_seconds=seconds)
         done.append(config)

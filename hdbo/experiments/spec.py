@@ -124,7 +124,7 @@ the budget) from the first ``budget`` evaluations of the finished run of ``OTHER
 same problem, method and seed, instead of running it again: the two runs are the same run, up
 to the budget. Such a run's diagnostics are only ``derived_from`` (the method's own diagnostics
 belong to the end of the longer run). A run whose longer version is not finished in the store
-(or whose method or parameters do not qualify) is run as usual.
+(or whose method or parameters do not qualify) is run as usual; see ``experiments/README.md``.
 """
 
 from __future__ import annotations

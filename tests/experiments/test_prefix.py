@@ -49,7 +49,7 @@ def test_budget_independent_methods_make_the_same_run_whatever_the_budget(name, 
 def test_methods_that_use_the_budget_do_not_claim_otherwise():
     from hdbo.methods.registry import get_method_class
 
-    for name in ("direct", "hds", "si-bo", "sre", "gp-ucb"):
+    for name in ("direct", "hds", "cws", "sre"):  # they split or cap their work by the budget
         assert not get_method_class(name).budget_independent, name
 
 
@@ -104,6 +104,7 @@ def test_reproduce_takes_the_runs_of_a_prefix_spec_from_the_longer_runs(tmp_path
         assert main(common + ["--only", "toy-short"]) == 0
     err = capsys.readouterr().err
     assert "2 run(s) taken from the first evaluations of longer runs (prefix_of)" in err
+    assert "2 run(s) of prefix_of specs have no matching longer run" in err  # DIRECT uses its budget
     long, short = _runs(db, "toy-long"), _runs(db, "toy-short")
     assert len(short) == 4
     for seed in (0, 1):
@@ -130,6 +131,53 @@ def test_a_prefix_run_is_run_when_its_longer_run_is_not_available(tmp_path, caps
     short = _runs(db, "toy-short")
     assert all(rec.status == "finished" and len(ev) == 6 and not (rec.diagnostics or {}).get("derived_from")
                for rec, ev in short.values())
+
+
+def test_an_interrupted_copy_or_run_is_completed_not_replaced(tmp_path):
+    """A short run with some evaluations already stored (an interrupted attempt) gets only the
+    evaluations it lacks; one owned by another live process is left alone."""
+    from hdbo.experiments.prefix import derive_prefix_runs, prefix_donors
+    from hdbo.experiments.store import Evaluation, RunOwner
+
+    root = _specs(tmp_path)
+    db = tmp_path / "s.db"
+    assert main(["reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(db), "--report",
+                 str(tmp_path / "r.md"), "--no-progress", "--no-summary", "--only", "toy-long"]) == 0
+    specs = [load_spec(p).at_scale("quick") for p in sorted((root / "toy").glob("*.toml"))]
+    short = next(s for s in specs if s.name == "toy-short")
+    pairs = prefix_donors(short.run_configs(), specs)
+    assert [c.label for c, _ in pairs] == ["RS", "RS"]
+    with RunStore(db) as store:
+        (c0, d0), (c1, d1) = pairs
+        donor_ev = store.load_evaluations(store.find_run(d0).id)
+        run = store.get_or_create_run(c0)  # seed 0: 2 evaluations stored, then interrupted
+        claim = store.claim_run(run.id, owner=RunOwner("elsewhere", 999999999))
+        store.append_evaluations(run.id, [Evaluation(t=i, x=donor_ev.X[i], y=float(donor_ev.y[i]),
+                                                     f=float(donor_ev.f[i]), regret=float(donor_ev.regret[i]),
+                                                     failed=False, error=None, ask_seconds=0.0, eval_seconds=0.0)
+                                          for i in range(2)], method_state={}, noise_rng_state=None,
+                                 wall_seconds=0.0)
+        store.fail_run(run.id, "interrupted: test")
+        other = store.get_or_create_run(c1)  # seed 1: running under a live process (this one's parent)
+        import os
+        store.claim_run(other.id, owner=RunOwner(claim.owner.host, os.getppid()))
+        done = derive_prefix_runs(store, pairs)
+        assert [c.seed for c in done] == [0]
+        rec = store.find_run(c0)
+        ev = store.load_evaluations(rec.id)
+        assert rec.id == run.id and rec.status == "finished" and len(ev) == 6
+        np.testing.assert_array_equal(ev.X, donor_ev.X[:6])
+        assert store.find_run(c1).status == "running"
+
+
+def test_prefix_of_must_name_a_spec_of_the_set(tmp_path, capsys):
+    root = _specs(tmp_path)
+    text = (root / "toy" / "short.toml").read_text().replace('prefix_of = "toy-long"', 'prefix_of = "toy-lon"')
+    (root / "toy" / "short.toml").write_text(text)
+    code = main(["reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(tmp_path / "s.db"),
+                 "--report", str(tmp_path / "r.md"), "--no-progress", "--no-summary"])
+    err = capsys.readouterr().err
+    assert code == 2 and "prefix_of names 'toy-lon', which is not a spec of 'toy'" in err
 
 
 def test_prefix_of_is_parsed_and_checked(tmp_path):
