@@ -62,16 +62,16 @@ seeds = 2
 
 [[problems]]
 name = "toy-quadratic"
-label = "Quad 3D"
 params = {{ dim = 3 }}
-
-[[methods]]
-name = "random"
-label = "RS"
+label = "Toy Q3"
 
 [[methods]]
 name = "direct"
 label = "DIRECT"
+
+[[methods]]
+label = "RS"
+name = "random"
 """
 
 
