@@ -122,6 +122,7 @@ import numpy as np
 
 from .._docstrings import fill_doc
 from .._progress import Progress
+from .._malloc import tune_malloc
 from .._threads import blas_threads as limit_blas_threads
 from ..methods import Method, make_method
 from ..problems.base import Problem
@@ -796,6 +797,7 @@ def _run_chunk(
         chunk["evaluations"].append(evaluation)
         chunk.update(method_state=method_state, noise_rng_state=noise_rng_state, evaluated_seconds=seconds)
 
+    tune_malloc()
     with limit_blas_threads(blas_threads):
         outcome = _execute(config_dict, resume, plugins, keep, chunk_seconds=chunk_seconds)
     return {**outcome, **chunk}
@@ -966,6 +968,8 @@ def run_many(
         tracker = _EvaluationProgress(bar, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
         batch = _Batch(store_obj, todo, run_ids, done, summary, tracker, stale_after, tuple(plugins))
+        if todo:
+            tune_malloc()  # freed arrays stay in the process (hdbo._malloc); values unchanged
         try:
             with limit_blas_threads(blas_threads):
                 if dask_address is not None:
@@ -1389,6 +1393,7 @@ def _pool_worker_main(conn: Any, parent_pid: int) -> None:
     why)`` and ends. It ends with its parent (see :func:`_exit_with_parent`).
     """
     _exit_with_parent(parent_pid)
+    tune_malloc()
     while True:
         try:
             task = conn.recv()
