@@ -2,21 +2,26 @@
 
 A GP run allocates and frees the same few large arrays at every step: kernel matrices of
 n x n, stacks of per-group distance matrices, candidate batches. With glibc's default
-settings, memory freed at the top of the heap is given back to the operating system as soon
-as more than a small threshold is free there, so the next allocation of the same size faults
-its pages in again. In an Add-GP-UCB run of kandasamy2015's Figure 4 (D = 96, 510
-evaluations) that page-fault work was 40 of 131 wall-clock seconds (``sys`` time), and it
-grows with the number of observations (``benchmarks/bench_malloc.py``).
+settings, free memory at the top of the heap beyond the trim threshold (twice the largest
+block glibc has mapped and freed so far) goes back to the operating system, so the next
+allocation of the same size faults its pages in again. In an Add-GP-UCB run of
+kandasamy2015's Figure 4 (D = 96, 510 evaluations) that page-fault work was 42.7 s of system
+time in a run of 146.8 s, and it grows with the number of observations
+(``benchmarks/bench_malloc.out.md``).
 
 :func:`tune_malloc` sets glibc's mmap threshold, trim threshold and top pad (``mallopt``;
-32 MB, 256 MB and 64 MB), so arrays up to 32 MB come from the heap and up to 256 MB of freed
-memory stays in the process for reuse: each process may hold that much more than it uses. It
-changes where arrays live, never their values. The experiment runner calls it
-(:func:`hdbo.experiments.run_many` and its worker processes); ``hdbo.minimize`` and the
-:class:`~hdbo.Optimizer` leave the user's process alone (set ``MALLOC_MMAP_THRESHOLD_``,
-``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_TOP_PAD_`` in the environment for the same effect
-there). Nothing happens on other C libraries or systems, when ``HDBO_MALLOC_TUNING=0`` is set,
-or when the user set glibc's own malloc variables.
+32 MB, 256 MB and 64 MB), so blocks up to 32 MB come from the heap and up to 256 MB of free
+memory stays at the top of each heap arena for reuse: a process may hold that much more than
+it uses. It changes where arrays live, not what is computed (runs were identical bit for bit
+with OpenBLAS, ``benchmarks/bench_malloc.py``; a BLAS whose results depend on the alignment of
+its arguments could differ in the last bits). The experiment runner calls it in the processes
+that compute runs: :func:`hdbo.experiments.run_many` when it runs them itself (one worker) and
+its worker processes. It leaves alone the driver of parallel runs, Dask workers (Dask's nanny
+sets its own trim threshold on purpose), ``hdbo.minimize`` and the :class:`~hdbo.Optimizer`;
+set ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_TOP_PAD_`` in the
+environment for the same effect there. Nothing happens except on 64-bit Linux with glibc, when
+``HDBO_MALLOC_TUNING=0`` is set, or when the user set any of these three or the mmap count
+(``MALLOC_*_`` variables or their ``GLIBC_TUNABLES``).
 """
 
 from __future__ import annotations
@@ -33,16 +38,21 @@ _M_TOP_PAD = -2
 _M_MMAP_THRESHOLD = -3
 #: Blocks smaller than this come from the heap, larger ones get their own mapping.
 MMAP_THRESHOLD = 32 << 20  # glibc's largest dynamic value on 64-bit systems
-#: Freed memory at the top of the heap is kept up to this much (then trimmed).
+#: Free memory at the top of a heap is kept up to this much (then trimmed).
 TRIM_THRESHOLD = 256 << 20
 #: Extra memory requested from the system with each heap extension.
 TOP_PAD = 64 << 20
 # All three are set together: setting any of them turns off glibc's own adjustment of the
-# mmap threshold, which would then stay at 128 kB, so every array above that would be a fresh
-# mapping, faulted in page by page (measured: a trim threshold of 64 MB and a top pad of 16 MB
-# alone tripled the system time of the Add-GP-UCB run above).
+# mmap threshold, which then stays where it is (128 kB in a fresh process), so every larger
+# array would be a fresh mapping, faulted in page by page (measured: a trim threshold of 64 MB
+# and a top pad of 16 MB alone tripled the system time of the Add-GP-UCB run above). The mmap
+# threshold goes first: it is the only one glibc may refuse (above 32 MB on older versions),
+# and then nothing has been changed.
 
-_USER_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX")
+#: The user's own settings of the same parameters, which win.
+_USER_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_")
+_USER_TUNABLES = ("glibc.malloc.trim_threshold", "glibc.malloc.top_pad", "glibc.malloc.mmap_threshold",
+                  "glibc.malloc.mmap_max")
 _done = False
 
 
@@ -53,12 +63,12 @@ def tune_malloc() -> bool:
     -------
     bool
         True when the settings are in effect (applied now or by an earlier call), False when
-        nothing was changed: not Linux with glibc, ``HDBO_MALLOC_TUNING=0``, or the user set
-        ``MALLOC_*_`` variables or ``GLIBC_TUNABLES`` with malloc settings.
+        they are not: not 64-bit Linux with glibc, ``HDBO_MALLOC_TUNING=0``, the user's own
+        malloc settings (see the module docstring), or glibc refused the mmap threshold.
 
     Examples
     --------
-    >>> tune_malloc() in (True, False)
+    >>> tune_malloc()  # doctest: +SKIP
     True
     """
     global _done
@@ -66,9 +76,10 @@ def tune_malloc() -> bool:
         return True
     if os.environ.get("HDBO_MALLOC_TUNING", "1").strip().lower() in ("0", "off", "false", "no"):
         return False
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
-    if any(v in os.environ for v in _USER_VARIABLES) or "malloc" in os.environ.get("GLIBC_TUNABLES", ""):
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if any(v in os.environ for v in _USER_VARIABLES) or any(t in tunables for t in _USER_TUNABLES):
         return False
     try:
         libc = ctypes.CDLL(None)
@@ -80,6 +91,9 @@ def tune_malloc() -> bool:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     # mallopt returns 1 on success and 0 on error.
-    _done = all(mallopt(param, value) == 1 for param, value in (
-        (_M_MMAP_THRESHOLD, MMAP_THRESHOLD), (_M_TRIM_THRESHOLD, TRIM_THRESHOLD), (_M_TOP_PAD, TOP_PAD)))
-    return _done
+    for param, value in ((_M_MMAP_THRESHOLD, MMAP_THRESHOLD), (_M_TRIM_THRESHOLD, TRIM_THRESHOLD),
+                         (_M_TOP_PAD, TOP_PAD)):
+        if mallopt(param, value) != 1:
+            return False
+    _done = True
+    return True

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
 import sys
 
 import pytest
 
 from hdbo import _malloc
-from hdbo.experiments import runner
 
 
 class FakeFunction:
@@ -48,7 +49,7 @@ def fresh(monkeypatch):
 
 def test_sets_trim_threshold_and_top_pad_once(fresh):
     assert _malloc.tune_malloc() is True
-    assert fresh.calls == [(-3, _malloc.MMAP_THRESHOLD), (-1, _malloc.TRIM_THRESHOLD), (-2, _malloc.TOP_PAD)]
+    assert fresh.calls == [(-3, 32 * 2**20), (-1, 256 * 2**20), (-2, 64 * 2**20)]
     assert _malloc.tune_malloc() is True
     assert len(fresh.calls) == 3  # once per process
 
@@ -60,50 +61,89 @@ def test_opt_out(fresh, monkeypatch, value):
     assert fresh.calls == []
 
 
-@pytest.mark.parametrize("variable, value", [("MALLOC_TRIM_THRESHOLD_", "100000"), ("MALLOC_TOP_PAD_", "0"),
-                                              ("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1")])
+@pytest.mark.parametrize("variable, value", [
+    ("MALLOC_TRIM_THRESHOLD_", "100000"), ("MALLOC_TOP_PAD_", "0"), ("MALLOC_MMAP_THRESHOLD_", "131072"),
+    ("MALLOC_MMAP_MAX_", "0"), ("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=1"),
+    ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=65536"),
+])
 def test_user_settings_win(fresh, monkeypatch, variable, value):
     monkeypatch.setenv(variable, value)
     assert _malloc.tune_malloc() is False
     assert fresh.calls == []
 
 
+@pytest.mark.parametrize("variable, value", [("MALLOC_ARENA_MAX", "2"), ("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0"),
+                                              ("HDBO_MALLOC_TUNING", "1")])
+def test_unrelated_settings_do_not_block(fresh, monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    assert _malloc.tune_malloc() is True
+    assert len(fresh.calls) == 3
+
+
 def test_nothing_off_linux_or_off_glibc(fresh, monkeypatch):
     monkeypatch.setattr(sys, "platform", "darwin")
     assert _malloc.tune_malloc() is False
     monkeypatch.setattr(sys, "platform", "linux")
+    sizeof = _malloc.ctypes.sizeof
+    monkeypatch.setattr(_malloc.ctypes, "sizeof", lambda t: 4)  # a 32-bit process
+    assert _malloc.tune_malloc() is False
+    monkeypatch.setattr(_malloc.ctypes, "sizeof", sizeof)
     musl = FakeLibc(glibc=False)
     monkeypatch.setattr(_malloc.ctypes, "CDLL", lambda name: musl)
     assert _malloc.tune_malloc() is False
     assert musl.calls == [] and fresh.calls == []
+    monkeypatch.setattr(_malloc.ctypes, "CDLL", lambda name: fresh)
+    assert _malloc.tune_malloc() is True  # the same process on 64-bit glibc
 
 
-def test_failed_mallopt_is_reported_and_retried(fresh, monkeypatch):
+def test_refused_mmap_threshold_changes_nothing(fresh, monkeypatch):
     failing = FakeLibc(result=0)
     monkeypatch.setattr(_malloc.ctypes, "CDLL", lambda name: failing)
     assert _malloc.tune_malloc() is False
     assert _malloc.tune_malloc() is False
-    assert len(failing.calls) == 2  # the first parameter each time; not marked done
+    assert failing.calls == [(-3, 32 * 2**20)] * 2  # stopped at the first; not marked done
 
 
-def test_real_process(monkeypatch):
-    """On this machine's C library: True exactly on Linux with glibc (and callable twice)."""
-    monkeypatch.setattr(_malloc, "_done", False)
-    for v in (*_malloc._USER_VARIABLES, "GLIBC_TUNABLES", "HDBO_MALLOC_TUNING"):
-        monkeypatch.delenv(v, raising=False)
-    expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
-    assert _malloc.tune_malloc() is expected
-    assert _malloc.tune_malloc() is expected
+GLIBC_64 = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc" and sys.maxsize > 2**32
+
+PROBE = """
+import ctypes, sys
+from hdbo._malloc import tune_malloc
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+tuned = tune_malloc()
+before = libc.mallinfo2().hblks
+block = libc.malloc(20 << 20)
+mapped = libc.mallinfo2().hblks - before
+libc.free(block)
+print(int(tuned), mapped, libc.mallinfo2().keepcost)
+"""
 
 
-def test_run_many_tunes_only_when_it_runs(tmp_path, monkeypatch):
-    from hdbo.experiments.store import RunConfig
+@pytest.mark.parametrize("opt_out", [False, True])
+def test_effect_in_a_fresh_process(opt_out):
+    """A 20 MB block comes from the heap and stays there after free (tuned), or is mapped
+    (glibc's defaults in a fresh process); on other systems nothing is tuned."""
+    env = {k: v for k, v in os.environ.items() if k not in (*_malloc._USER_VARIABLES, "GLIBC_TUNABLES")}
+    env["HDBO_MALLOC_TUNING"] = "0" if opt_out else "1"
+    glibc = GLIBC_64
+    if not glibc:
+        code = "from hdbo._malloc import tune_malloc; print(int(tune_malloc()))"
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == ["0"]
+        return
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+    tuned, mapped, keepcost = (int(v) for v in out.stdout.split())
+    if opt_out:
+        assert (tuned, mapped) == (0, 1)
+    else:
+        assert (tuned, mapped) == (1, 0)
+        assert keepcost >= 20 << 20  # the freed block stays at the top of the heap
 
-    calls = []
-    monkeypatch.setattr(runner, "tune_malloc", lambda: calls.append(1) or True)
-    config = RunConfig(experiment="e", problem="levy", method="random", seed=0, budget=3,
-                       problem_params={"dim": 2}, method_params={})
-    assert runner.run_many(tmp_path / "s.db", [config], progress=False).n_finished == 1
-    assert calls == [1]
-    runner.run_many(tmp_path / "s.db", [config], progress=False)  # already finished: nothing to run
-    assert calls == [1]
+

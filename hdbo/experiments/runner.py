@@ -797,7 +797,6 @@ def _run_chunk(
         chunk["evaluations"].append(evaluation)
         chunk.update(method_state=method_state, noise_rng_state=noise_rng_state, evaluated_seconds=seconds)
 
-    tune_malloc()
     with limit_blas_threads(blas_threads):
         outcome = _execute(config_dict, resume, plugins, keep, chunk_seconds=chunk_seconds)
     return {**outcome, **chunk}
@@ -968,13 +967,13 @@ def run_many(
         tracker = _EvaluationProgress(bar, remaining)
         done: dict[tuple[Any, ...], RunResult] = {}
         batch = _Batch(store_obj, todo, run_ids, done, summary, tracker, stale_after, tuple(plugins))
-        if todo:
-            tune_malloc()  # freed arrays stay in the process (hdbo._malloc); values unchanged
         try:
             with limit_blas_threads(blas_threads):
                 if dask_address is not None:
                     _run_dask(batch, dask_address, chunk_seconds=float(dask_chunk_seconds), blas_threads=blas_threads)
                 elif workers == 1 or len(todo) <= 1:
+                    if todo:  # this process computes: keep its freed arrays (hdbo._malloc)
+                        tune_malloc()
                     for c in todo:
                         _run_serial(store_obj, c, run_ids[c.key()], done, summary, tracker, stale_after)
                 else:
@@ -1393,7 +1392,7 @@ def _pool_worker_main(conn: Any, parent_pid: int) -> None:
     why)`` and ends. It ends with its parent (see :func:`_exit_with_parent`).
     """
     _exit_with_parent(parent_pid)
-    tune_malloc()
+    tune_malloc()  # this process only computes runs (hdbo._malloc)
     while True:
         try:
             task = conn.recv()

@@ -20,6 +20,7 @@ from hdbo.space import Box
 QUAD = "toy-quadratic"
 FLAKY = "toy-flaky"
 SLOW = "toy-slow"
+MALLOC_PROBE = "toy-malloc-probe"
 
 # Set ``TRIGGER["countdown"] = k`` to make the k-th objective call (of any problem built
 # below, in this process) raise KeyboardInterrupt. Reset to None afterwards.
@@ -80,6 +81,16 @@ def slow(*, dim: int = 2, delay: float = 0.05, seed: int = 0) -> Problem:
     return Problem(fun, Box.unit(dim), name="slow", optimum_value=0.0, optimizer=inner.optimizer)
 
 
+def malloc_probe(*, dim: int = 2, seed: int = 0) -> Problem:
+    """1 where the evaluating process has tuned malloc (``hdbo._malloc``), else 0."""
+    from hdbo import _malloc
+
+    def fun(X: np.ndarray) -> np.ndarray:
+        return np.full(X.shape[0], float(_malloc._done))
+
+    return Problem(fun, Box.unit(dim), name="malloc-probe")
+
+
 def not_a_problem(**kwargs: Any) -> str:
     """A factory returning the wrong type."""
     return "nope"
@@ -103,4 +114,5 @@ def make_config(**overrides: Any) -> RunConfig:
 register_problem(QUAD, quadratic)
 register_problem(FLAKY, flaky)
 register_problem(SLOW, slow)
+register_problem(MALLOC_PROBE, malloc_probe)
 register_problem("toy-not-a-problem", not_a_problem)

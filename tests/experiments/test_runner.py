@@ -12,7 +12,7 @@ import _hdbo_test_problems as toy
 import numpy as np
 import pytest
 from _fast_options import RUNNER_OPTIONS, method_params
-from _hdbo_test_problems import FLAKY, QUAD, SLOW, make_config
+from _hdbo_test_problems import FLAKY, MALLOC_PROBE, QUAD, SLOW, make_config
 from numpy.testing import assert_array_equal
 
 from hdbo.experiments.runner import method_seed, noise_generator, run_many, run_one
@@ -663,3 +663,29 @@ def test_record_interrupted_respects_a_live_owner(store):
     after = store.get_run(rec.id)
     assert after.status == "failed" and after.error == "interrupted: lost (after 3 of 6 evaluations)"
     assert store.n_evaluations(rec.id) == 3 and run_one(store, cfg).resumed_from == 3
+
+
+def test_malloc_is_tuned_where_runs_are_computed(tmp_path, monkeypatch):
+    """``hdbo._malloc.tune_malloc``: in this process for serial runs (only when it runs
+    something), in the worker processes for parallel ones, never in their driver."""
+    import platform
+
+    from hdbo.experiments import runner
+
+    glibc_64 = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc" and sys.maxsize > 2**32
+    calls = []
+    monkeypatch.setattr(runner, "tune_malloc", lambda: calls.append(1) or True)
+    monkeypatch.delenv("HDBO_MALLOC_TUNING", raising=False)
+    config = make_config(problem=MALLOC_PROBE, problem_params={"dim": 2}, budget=3)
+    assert run_many(tmp_path / "s.db", [config], progress=False).n_finished == 1
+    assert calls == [1]
+    run_many(tmp_path / "s.db", [config], progress=False)  # already finished: nothing to run
+    assert calls == [1]
+    configs = [make_config(problem=MALLOC_PROBE, problem_params={"dim": 2}, budget=3, seed=s) for s in (1, 2)]
+    assert run_many(tmp_path / "p.db", configs, workers=2, progress=False).n_finished == 2
+    assert calls == [1]  # not the driver
+    with RunStore(tmp_path / "p.db") as store:
+        for cfg in configs:
+            ys = _trace(store, cfg).y
+            assert ys.tolist() == [float(glibc_64)] * 3  # the worker process tuned itself
+
