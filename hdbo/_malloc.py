@@ -68,8 +68,10 @@ def tune_malloc() -> bool:
 
     Examples
     --------
-    >>> tune_malloc()  # doctest: +SKIP
-    True
+    The settings, in MB (calling the function would change the running process for good):
+
+    >>> [v // 2**20 for v in (MMAP_THRESHOLD, TRIM_THRESHOLD, TOP_PAD)]
+    [32, 256, 64]
     """
     global _done
     if _done:
