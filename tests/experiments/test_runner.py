@@ -675,7 +675,11 @@ def test_malloc_is_tuned_where_runs_are_computed(tmp_path, monkeypatch):
     glibc_64 = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc" and sys.maxsize > 2**32
     calls = []
     monkeypatch.setattr(runner, "tune_malloc", lambda: calls.append(1) or True)
-    monkeypatch.delenv("HDBO_MALLOC_TUNING", raising=False)
+    # Spawned workers inherit this environment: no malloc settings of a user (or of an earlier
+    # test's Dask nanny, which sets MALLOC_TRIM_THRESHOLD_) may stop them from tuning.
+    for v in ("HDBO_MALLOC_TUNING", "GLIBC_TUNABLES", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
+              "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_"):
+        monkeypatch.delenv(v, raising=False)
     config = make_config(problem=MALLOC_PROBE, problem_params={"dim": 2}, budget=3)
     assert run_many(tmp_path / "s.db", [config], progress=False).n_finished == 1
     assert calls == [1]
