@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from hdbo._malloc import _USER_VARIABLES
 from hdbo.experiments.store import RunStore
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def run_case(case: str, tuned: bool, workdir: pathlib.Path) -> tuple[float, floa
     for p in workdir.glob(store.name + "*"):
         p.unlink()
     env = dict(os.environ, HDBO_MALLOC_TUNING="1" if tuned else "0", OMP_NUM_THREADS="1")
-    for v in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX"):
+    for v in (*_USER_VARIABLES, "GLIBC_TUNABLES"):  # only HDBO_MALLOC_TUNING decides
         env.pop(v, None)
     cmd = [sys.executable, "-m", "hdbo.cli", "reproduce", paper, "--specs-dir", str(workdir / "specs"),
            "--scale", "full", "--seed", "0", "--problem", problem, "--method", method,

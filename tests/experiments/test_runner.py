@@ -670,6 +670,7 @@ def test_malloc_is_tuned_where_runs_are_computed(tmp_path, monkeypatch):
     something), in the worker processes for parallel ones, never in their driver."""
     import platform
 
+    from hdbo import _malloc
     from hdbo.experiments import runner
 
     glibc_64 = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc" and sys.maxsize > 2**32
@@ -677,8 +678,7 @@ def test_malloc_is_tuned_where_runs_are_computed(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "tune_malloc", lambda: calls.append(1) or True)
     # Spawned workers inherit this environment: no malloc settings of a user (or of an earlier
     # test's Dask nanny, which sets MALLOC_TRIM_THRESHOLD_) may stop them from tuning.
-    for v in ("HDBO_MALLOC_TUNING", "GLIBC_TUNABLES", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_",
-              "MALLOC_MMAP_THRESHOLD_", "MALLOC_MMAP_MAX_"):
+    for v in ("HDBO_MALLOC_TUNING", "GLIBC_TUNABLES", *_malloc._USER_VARIABLES):
         monkeypatch.delenv(v, raising=False)
     config = make_config(problem=MALLOC_PROBE, problem_params={"dim": 2}, budget=3)
     assert run_many(tmp_path / "s.db", [config], progress=False).n_finished == 1
