@@ -7,16 +7,18 @@ proposal and the evaluation took. :func:`export_summary` writes exactly that, so
 be committed and reports regenerated from git; the store stays the place to resume from.
 
 Columns: ``experiment, problem, problem_label, method, label, seed, budget, status, t, y, f,
-regret, failed, ask_seconds, eval_seconds, config, wall_seconds, diagnostics`` (``y`` noisy
-value, ``f`` noise-free value, ``regret`` the optimum minus ``f``; problems maximize). Only
-runs with at least one evaluation appear (one row per evaluation). The last three are about
+regret, failed, ask_seconds, eval_seconds, config, wall_seconds, diagnostics, optimum`` (``y``
+noisy value, ``f`` noise-free value, ``regret`` the optimum minus ``f``; problems maximize).
+Only runs with at least one evaluation appear (one row per evaluation). The last four are about
 the run and are written on its first row only (empty on the others): ``config`` is
 :func:`config_id` of the run's full identity (problem and method parameters included), so
 ``hdbo reproduce`` can count a run of a committed summary as done exactly when the spec still
 asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
 ``Method.diagnostics()`` of a finished run as JSON (its scalar entries: numbers, booleans,
-strings; vectors and nested entries stay in the store). Summaries written before these columns
-existed (15 columns) are still read, with an empty ``config``. To keep the file small:
+strings; vectors and nested entries stay in the store); ``optimum`` the value from which the
+regrets left empty are computed (below). Summaries written before these columns existed (15
+columns, or 18 without ``optimum``) are still read, with an empty ``config`` (and every regret
+written out). To keep the file small:
 
 * the run's identity (``experiment`` to ``status``) is written on its first row only (a run's
   rows are contiguous; an empty identity means "the run of the row above"), and ``t`` only
@@ -30,7 +32,17 @@ existed (15 columns) are still read, with an empty ``config``. To keep the file 
   problem): **an empty** ``y`` **means** ``y = f``. A missing ``y`` next to a present ``f``
   (not written by hdbo's runner) is written ``nan``;
 * ``f`` and ``regret`` are empty where the store has none (a failed evaluation; a problem
-  whose optimum is unknown).
+  whose optimum is unknown);
+* ``f`` and ``regret`` determine each other through the optimum, so one of them is left out
+  where it can be computed from the other as written: when the run has an ``optimum``
+  (written with Python's shortest round-trip ``repr``, so it reads back exactly), an empty
+  ``regret`` next to a present ``f`` **means** ``format(optimum - float(f), ".9g")``, and an
+  empty ``f`` next to a present ``regret`` **means** ``format(optimum - float(regret), ".9g")``.
+  The writer leaves a value out only where that gives back exactly the text it would have
+  written (the regret first; the ``f`` where the regret is too small against ``f`` to be
+  computed from it), so nothing is lost and a summary of a problem with a known optimum is
+  about a quarter smaller. A run whose regrets are not all present where ``f`` is (a problem
+  without a known optimum) has no ``optimum`` and keeps both written out.
 
 :func:`read_summary` reads a summary back (empty ``y`` read as ``f``) into one
 :class:`SummaryRun` per run, with the values as arrays (NaN where empty).
@@ -62,9 +74,11 @@ __all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "export_summary", "merg
 #: Columns of a summary written before the run columns existed; still read.
 _EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
                  "t", "y", "f", "regret", "failed", "ask_seconds", "eval_seconds")
-#: Columns about the run, written on its first row only.
-_RUN_COLUMNS = ("config", "wall_seconds", "diagnostics")
+#: Columns about the run, written on its first row only (a summary written before ``optimum``
+#: existed has the first three; still read).
+_RUN_COLUMNS = ("config", "wall_seconds", "diagnostics", "optimum")
 SUMMARY_COLUMNS = _EVAL_COLUMNS + _RUN_COLUMNS
+_HEADERS = (SUMMARY_COLUMNS, SUMMARY_COLUMNS[:-1], _EVAL_COLUMNS)
 
 Array = NDArray[np.float64]
 
@@ -157,32 +171,96 @@ def export_summary(
             args,
         )
         n = 0
-        last_run, last_t = None, -1
         with gzip.open(out, "wt", newline="", compresslevel=9) as fh:
             writer = csv.writer(fh)
             writer.writerow(SUMMARY_COLUMNS)
-            for row in rows:
-                *evaluation, run_id, problem_params, method_params, wall, diagnostics = row
-                run_cells = ["", "", ""]
-                row_out = _compact(tuple(evaluation), noisy_values)
-                if run_id == last_run:
-                    row_out[:8] = [""] * 8  # the identity is on the run's first row
-                    if row_out[8] == last_t + 1:
-                        row_out[8] = ""  # t follows on
-                else:  # the run's first row carries its identity, time and diagnostics
-                    last_run = run_id
-                    exp, prob, plabel, method, label, seed, budget = evaluation[:7]
-                    config = RunConfig(experiment=exp, problem=prob, method=method, seed=int(seed), budget=int(budget),
-                                       problem_params=json.loads(problem_params or "{}"),
-                                       method_params=json.loads(method_params or "{}"), label=label,
-                                       problem_label=plabel)
-                    run_cells = [config_id(config), _g(wall, 6), _diagnostics_text(diagnostics)]
-                last_t = int(evaluation[8])
-                writer.writerow(row_out + run_cells)
-                n += 1
+            for run_rows in _by_run(rows):
+                n += _write_run(writer, run_rows, noisy_values)
         return n
     finally:
         conn.close()
+
+
+def _by_run(rows: Iterable[tuple]) -> Iterable[list[tuple]]:
+    """The store's rows (ordered by run) in one list per run."""
+    current: list[tuple] = []
+    for row in rows:
+        if current and row[15] != current[0][15]:  # run id
+            yield current
+            current = []
+        current.append(row)
+    if current:
+        yield current
+
+
+def _write_run(writer: "csv._writer", rows: list[tuple], noisy_values: bool) -> int:
+    """Write one run's rows (the store's columns of export_summary's query); returns their number."""
+    *evaluation, _, problem_params, method_params, wall, diagnostics = rows[0]
+    exp, prob, plabel, method, label, seed, budget = evaluation[:7]
+    config = RunConfig(experiment=exp, problem=prob, method=method, seed=int(seed), budget=int(budget),
+                       problem_params=json.loads(problem_params or "{}"),
+                       method_params=json.loads(method_params or "{}"), label=label, problem_label=plabel)
+    out = [_compact(tuple(row[:15]), noisy_values) for row in rows]
+    with_f = [row for row in rows if row[10] is not None]
+    optimum = None
+    if with_f and all(row[11] is not None for row in with_f):  # a known optimum
+        optimum = _leave_out(out, float(with_f[0][10]) + float(with_f[0][11]))
+    last_t = -1
+    for i, (row, cells) in enumerate(zip(rows, out)):
+        run_cells = ["", "", "", ""]
+        if i:
+            cells[:8] = [""] * 8  # the identity is on the run's first row
+            if cells[8] == last_t + 1:
+                cells[8] = ""  # t follows on
+        else:  # the run's first row carries its identity, time, diagnostics and optimum
+            run_cells = [config_id(config), _g(wall, 6), _diagnostics_text(diagnostics),
+                         "" if optimum is None else repr(optimum)]
+        last_t = int(row[8])
+        writer.writerow(cells + run_cells)
+    return len(rows)
+
+
+def _leave_out(cells: list[list], optimum: float) -> float | None:
+    """Leave out, in one run's written rows, the ``f`` or ``regret`` that ``optimum`` and the other
+    give back exactly as written (the regret first); returns ``optimum``, or None (nothing left
+    out) when it is not finite or some row with ``f`` has no regret."""
+    if not math.isfinite(optimum) or any(c[10] != "" and c[11] == "" for c in cells):
+        return None
+    for c in cells:
+        if c[10] == "":
+            continue
+        if _regret_text(optimum, c[10]) == c[11]:
+            c[11] = ""
+        elif _regret_text(optimum, c[11]) == c[10]:  # f = optimum - regret: the same formula
+            c[10] = ""
+    return optimum
+
+
+def _compact_written_run(rows: list[list[str]]) -> None:
+    """A run of a summary written without an ``optimum`` (the older layout) gets one, from the
+    first row with both values as written, and leaves out what it gives back exactly (in place)."""
+    if rows[0][18] or any(r[10] == "" and r[11] != "" for r in rows):
+        return  # it has one already (or a regret without f, which hdbo does not write: left alone)
+    both = [r for r in rows if r[10] != "" and r[11] != ""]
+    if not both:
+        return
+    # f + regret of one row is the optimum only to the written digits; of the candidates from
+    # the first rows, the one that gives back the most of the first 50 rows' values is used
+    sample = both[:50]
+
+    def given_back(opt: float) -> int:
+        return sum(_regret_text(opt, r[10]) == r[11] or _regret_text(opt, r[11]) == r[10] for r in sample)
+
+    candidates = [float(r[10]) + float(r[11]) for r in both[:8]]
+    optimum = _leave_out(rows, max(candidates, key=given_back))
+    if optimum is not None:
+        rows[0][18] = repr(optimum)
+
+
+def _regret_text(optimum: float, other: str) -> str:
+    """What an empty ``regret`` (``f``) cell stands for, given the written ``f`` (``regret``):
+    ``optimum - other`` with 9 significant digits, as the writer would have written it."""
+    return _g(optimum - float(other), 9)
 
 
 def _g(value: float | None, digits: int) -> str:
@@ -312,17 +390,19 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
         with gzip.open(file, "rt", newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
             header = tuple(next(reader, ()))
-            if header not in (SUMMARY_COLUMNS, _EVAL_COLUMNS):
+            if header not in _HEADERS:
                 raise ValueError(f"summary {str(path)!r} is not an hdbo summary: its columns are {list(header)[:18]}, "
                                  f"expected {list(SUMMARY_COLUMNS)}")
             ident: list[str] | None = None
             last_t = -1
+            optimum: float | None = None
             for line, row in enumerate(reader, start=2):
                 if len(row) != len(header):
                     raise ValueError(f"{len(row)} fields, expected {len(header)}")
                 first = bool(row[0])
                 if first:
                     ident = row[:8]
+                    optimum = float(row[18]) if len(row) > 18 and row[18] else None
                 elif ident is None:
                     raise ValueError("the first row of a run must name it (experiment is empty)")
                 else:
@@ -338,6 +418,11 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
                     cfg, wall, diag = row[15:18]
                     run_info[key] = (cfg, _number(wall), json.loads(diag) if diag else None)
                 cols = runs.setdefault(key, {k: [] for k in ("t", "y", "f", "regret", "failed", "ask", "eval")})
+                if optimum is not None:  # a value left out is the optimum minus the other, as written
+                    if f == "" and regret != "":
+                        f = _regret_text(optimum, regret)
+                    elif regret == "" and f != "":
+                        regret = _regret_text(optimum, f)
                 f_val = _number(f)
                 cols["t"].append(int(t))
                 cols["y"].append(f_val if y == "" else math.nan if y == "-" else float(y))
@@ -372,7 +457,9 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
     """Combine summaries into one, the runs of a later summary replacing the same runs of earlier ones.
 
     A run is identified by ``(experiment, problem_label, label, seed, budget)``; its rows are
-    copied as written (no value is rounded again). Use it to replace a method's runs after
+    copied as written (no value is rounded again), except that a run of the older layout
+    (without ``optimum``) gets one and leaves out the ``f`` or ``regret`` cells it gives back
+    exactly, as :func:`export_summary` writes them (the values read are unchanged). Use it to replace a method's runs after
     rerunning it (for example the default method after a change of its defaults: merge the
     old summary, then the new runs' summary), or to fold in runs finished in another store.
 
@@ -405,12 +492,17 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
             reader = csv.reader(fh)
             next(reader)
             key = None
+            segments: list[list[list[str]]] = []  # each run's rows (a file may repeat a key)
             for row in reader:
-                row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: no run columns
+                row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: fewer run columns
                 if row[0]:  # a run's first row names it; the rows after it belong to it
                     exp, _, plabel, _, label, seed, budget = row[:7]
                     key = (exp, plabel, label, int(seed), int(budget))
+                    segments.append([])
+                segments[-1].append(row)
                 mine.setdefault(key, []).append(row)
+        for rows in segments:
+            _compact_written_run(rows)  # in place, so also in ``mine``
         runs.update(mine)  # a later file's copy of a run replaces the earlier one as a whole
     n = 0
     with gzip.open(out, "wt", newline="", compresslevel=9) as fh:

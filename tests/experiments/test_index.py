@@ -181,7 +181,7 @@ def _write_summary(path: Path, runs: list[tuple[object, float]], *, config: str 
         for cfg, final in runs:
             for t in range(cfg.budget):
                 regret = final + 0.5 * (cfg.budget - 1 - t)
-                run_cells = [config or config_id(cfg), "1.0", "{}"] if t == 0 else ["", "", ""]
+                run_cells = [config or config_id(cfg), "1.0", "{}", ""] if t == 0 else ["", "", "", ""]
                 w.writerow([cfg.experiment, cfg.problem, cfg.problem_label, cfg.method, cfg.label, cfg.seed,
                             cfg.budget, "finished", t, "", 10.0 - regret, regret, 0, 0.01, 0.0, *run_cells])
 

@@ -47,7 +47,7 @@ def _write_summary(path: Path, runs: list[dict]) -> Path:
             for t, (f, a) in enumerate(zip(r["f"], ask, strict=True)):
                 w.writerow([r.get("experiment", "exp-b4"), "toy", r["problem"], r["method"], r["label"], r["seed"],
                             r.get("budget", 4), r.get("status", "finished"), t, "", "" if f is None else repr(f),
-                            "", int(f is None), a, 0.001, "", "", ""])
+                            "", int(f is None), a, 0.001, "", "", "", ""])
     return path
 
 

@@ -18,18 +18,27 @@ from hdbo.experiments.summary import SUMMARY_COLUMNS, config_id, export_summary,
 
 
 def _filled(reader) -> list[dict[str, str]]:
-    """The rows of a summary with each run's identity (on its first row only) carried down."""
-    rows, ident, last_t = [], {}, -1
+    """The rows of a summary with each run's identity (on its first row only) carried down, and
+    the ``f`` or ``regret`` left out filled in by the documented rule (the optimum minus the other)."""
+    rows, ident, last_t, optimum = [], {}, -1, None
     for r in reader:
         if r["experiment"]:
             ident = {k: r[k] for k in ("experiment", "problem", "problem_label", "method", "label", "seed", "budget",
                                        "status")}
             assert r["t"] != ""
+            optimum = float(r["optimum"]) if r.get("optimum") else None
         else:
             assert all(r[k] == "" for k in ident)  # written once per run
+            assert not r.get("optimum")
             r = {**r, **ident}
             if r["t"] == "":  # t written only where it does not follow on
                 r["t"] = str(last_t + 1)
+        if optimum is not None:
+            assert not (r["f"] == "" and r["regret"] == "") or r["failed"] == "1"
+            if r["regret"] == "" and r["f"]:
+                r = {**r, "regret": format(optimum - float(r["f"]), ".9g")}
+            elif r["f"] == "" and r["regret"]:
+                r = {**r, "f": format(optimum - float(r["regret"]), ".9g")}
         last_t = int(r["t"])
         rows.append(r)
     return rows
@@ -230,3 +239,113 @@ def test_summary_diagnostics_keep_scalar_entries_only():
                          "dims": [1, 2]})
     assert json.loads(_diagnostics_text(stored)) == {"n": 3, "ok": True, "choice": "ucb", "none": None, "x": 0.5}
     assert _diagnostics_text(None) == _diagnostics_text("") == _diagnostics_text("null") == ""
+
+
+def test_f_or_regret_left_out_reads_back_exactly(tmp_path):
+    """With a known optimum one of f and regret is left out where the other gives it back as
+    written; reading gives exactly the values of a summary that writes both."""
+    from hdbo.experiments.summary import _compact
+
+    configs = [make_config(seed=s, budget=8) for s in (0, 1)]
+    run_many(tmp_path / "s.db", configs, progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
+    with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
+        raw = list(csv.DictReader(fh))
+    firsts = [r for r in raw if r["experiment"]]
+    assert len(firsts) == 2 and all(r["optimum"] for r in firsts)
+    assert all(r["optimum"] == "" for r in raw if not r["experiment"])
+    assert sum(r["regret"] == "" for r in raw) >= 12  # most regrets follow from f here
+    runs = {r.seed: r for r in read_summary(tmp_path / "s.csv.gz")}
+    with RunStore(tmp_path / "s.db") as store:
+        for cfg in configs:
+            ev = store.load_evaluations(store.find_run(cfg).id)
+            for i in range(cfg.budget):
+                # what the older layout wrote: both values, each to 9 significant digits
+                cells = _compact(("",) * 8 + (i, ev.y[i], ev.f[i], ev.regret[i], 0, 0.0, 0.0))
+                assert float(runs[cfg.seed].f[i]).hex() == float(cells[10]).hex()
+                assert float(runs[cfg.seed].regret[i]).hex() == float(cells[11]).hex()
+
+
+def test_hand_written_rows_with_f_or_regret_left_out(tmp_path):
+    """The reader's rule on hand-made rows: an empty regret (f) next to a written f (regret) is
+    the optimum minus the other, to 9 digits; failed rows and runs without an optimum stay empty."""
+    path = tmp_path / "h.csv.gz"
+    head = ["e", "p", "P", "m", "M"]
+    lines = [SUMMARY_COLUMNS,
+             [*head, 0, 3, "finished", 0, "", "1.5", "", 0, 0.1, 0.1, "c0", "1", "", "3.25"],
+             ["", "", "", "", "", "", "", "", "", "", "", "0.125", 0, 0.1, 0.1, "", "", "", ""],
+             ["", "", "", "", "", "", "", "", "", "", "", "", 1, 0.1, 0.1, "", "", "", ""],
+             [*head, 1, 2, "finished", 0, "", "1.5", "", 0, 0.1, 0.1, "c1", "1", "", ""],
+             ["", "", "", "", "", "", "", "", "", "", "2.5", "", 0, 0.1, 0.1, "", "", "", ""]]
+    with gzip.open(path, "wt", newline="") as fh:
+        csv.writer(fh).writerows(lines)
+    with_opt, without = sorted(read_summary(path), key=lambda r: r.seed)
+    assert with_opt.f[:2].tolist() == [1.5, 3.125] and with_opt.regret[:2].tolist() == [1.75, 0.125]
+    assert np.isnan(with_opt.f[2]) and np.isnan(with_opt.regret[2]) and with_opt.failed[2]
+    assert without.f.tolist() == [1.5, 2.5] and np.isnan(without.regret).all()
+    # merged with a file of the older 18-column layout, both read as written
+    old = tmp_path / "old.csv.gz"
+    with gzip.open(old, "wt", newline="") as fh:
+        csv.writer(fh).writerows([SUMMARY_COLUMNS[:18], ["x", "p", "P", "m", "M", 0, 1, "finished", 0, "", "1", "2",
+                                                         0, 0.1, 0.1, "c2", "1", ""]])
+    assert merge_summaries([old, path], tmp_path / "m.csv.gz") == 6
+    merged = {r.experiment + str(r.seed): r for r in read_summary(tmp_path / "m.csv.gz")}
+    assert merged["x0"].regret.tolist() == [2.0] and merged["e0"].regret[:2].tolist() == [1.75, 0.125]
+
+
+def test_writer_keeps_the_regret_where_f_cannot_give_it(tmp_path):
+    """Regrets far below |f| do not follow from f's 9 digits: then f is left out (it follows from
+    the regret) or, where neither follows, both are written."""
+    import io
+
+    from hdbo.experiments.summary import _write_run
+
+    f = [1234.56789012, 1234.5678, -3.0, None]
+    regret = [1.3e-7, 1.1e-4, 1237.56789013, None]
+    optimum = f[0] + regret[0]
+    rows = [("e", "p", "P", "m", "M", 0, 4, "finished", t, None if v is None else v, v, r, int(v is None),
+             0.01, 0.01, 7, "{}", "{}", 1.0, None) for t, (v, r) in enumerate(zip(f, regret))]
+    buf = io.StringIO()
+    assert _write_run(csv.writer(buf), rows, noisy_values=True) == 4
+    written = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert float(written[0][18]) == optimum
+    fs, rs = [w[10] for w in written], [w[11] for w in written]
+    assert fs[0] == "" and rs[0] == "1.3e-07"  # f follows from the tiny regret
+    assert fs[3] == rs[3] == ""  # failed
+    path = tmp_path / "w.csv.gz"
+    with gzip.open(path, "wt", newline="") as fh:
+        fh.write(",".join(SUMMARY_COLUMNS) + "\r\n" + buf.getvalue())
+    (run,) = read_summary(path)
+    assert np.allclose(run.f[:3], f[:3], rtol=5e-9) and np.allclose(run.regret[:3], regret[:3], rtol=5e-9)
+    assert run.failed.tolist() == [False, False, False, True]
+
+
+def test_merge_gives_runs_of_the_older_layout_an_optimum(tmp_path):
+    """merge_summaries leaves out, in runs written without an optimum, the values one gives back
+    exactly; every value reads as before, and a run without regrets is left as written."""
+    configs = [make_config(seed=s, budget=6) for s in (0, 1)]
+    unknown = make_config(seed=2, budget=3, problem_params={"dim": 3, "known_optimum": False})
+    run_many(tmp_path / "s.db", [*configs, unknown], progress=False)
+    export_summary(tmp_path / "s.db", tmp_path / "new.csv.gz")
+    # the same runs in the 18-column layout: every f and regret written out, no optimum
+    old = tmp_path / "old.csv.gz"
+    with gzip.open(tmp_path / "new.csv.gz", "rt", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    with gzip.open(old, "wt", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(SUMMARY_COLUMNS[:18])
+        full = _filled(iter(rows))
+        for raw, r in zip(rows, full, strict=True):
+            w.writerow([raw[c] for c in SUMMARY_COLUMNS[:10]] + [r["f"], r["regret"]]
+                       + [raw[c] for c in SUMMARY_COLUMNS[12:18]])
+    before = read_summary(old)
+    assert merge_summaries([old], tmp_path / "m.csv.gz") == 15
+    after = read_summary(tmp_path / "m.csv.gz")
+    for a, b in zip(before, after, strict=True):
+        for field in ("t", "y", "f", "regret", "failed"):
+            assert np.array_equal(getattr(a, field), getattr(b, field), equal_nan=True)
+    with gzip.open(tmp_path / "m.csv.gz", "rt", newline="") as fh:
+        merged = list(csv.DictReader(fh))
+    assert [bool(r["optimum"]) for r in merged if r["experiment"]] == [True, True, False]
+    assert sum(r["regret"] == "" or r["f"] == "" for r in merged[:12]) >= 10
+    assert all(r["f"] and not r["regret"] for r in merged[12:])  # unknown optimum: as written
