@@ -16,9 +16,11 @@ the run and are written on its first row only (empty on the others): ``config`` 
 asks for the same run; ``wall_seconds`` its wall time; ``diagnostics`` the
 ``Method.diagnostics()`` of a finished run as JSON (its scalar entries: numbers, booleans,
 strings; vectors and nested entries stay in the store); ``optimum`` the value from which the
-regrets left empty are computed (below). Summaries written before these columns existed (15
-columns, or 18 without ``optimum``) are still read, with an empty ``config`` (and every regret
-written out). To keep the file small:
+``f`` or ``regret`` left out are computed (below): the problem's optimum as far as the written
+values tell (a sum ``f + regret``, so it may differ in the last digits between runs of one
+problem; it is not a reference value). Summaries of the older layouts are still read: 15
+columns (no run columns; ``config`` read as empty) and 18 (no ``optimum``; every ``f`` and
+``regret`` written out). To keep the file small:
 
 * the run's identity (``experiment`` to ``status``) is written on its first row only (a run's
   rows are contiguous; an empty identity means "the run of the row above"), and ``t`` only
@@ -31,8 +33,8 @@ written out). To keep the file small:
 * ``y`` is left empty where it is written the same as ``f`` (every evaluation of a noise-free
   problem): **an empty** ``y`` **means** ``y = f``. A missing ``y`` next to a present ``f``
   (not written by hdbo's runner) is written ``nan``;
-* ``f`` and ``regret`` are empty where the store has none (a failed evaluation; a problem
-  whose optimum is unknown);
+* ``f`` and ``regret`` are empty where the store has none (a failed evaluation: both; a
+  problem whose optimum is unknown: every ``regret``, and the run has no ``optimum``);
 * ``f`` and ``regret`` determine each other through the optimum, so one of them is left out
   where it can be computed from the other as written: when the run has an ``optimum``
   (written with Python's shortest round-trip ``repr``, so it reads back exactly), an empty
@@ -41,10 +43,12 @@ written out). To keep the file small:
   The writer leaves a value out only where that gives back exactly the text it would have
   written (the regret first; the ``f`` where the regret is too small against ``f`` to be
   computed from it), so nothing is lost and a summary of a problem with a known optimum is
-  about a quarter smaller. A run whose regrets are not all present where ``f`` is (a problem
-  without a known optimum) has no ``optimum`` and keeps both written out.
+  16-26 % smaller (nothing is gained without a known optimum). A run with a row that has only
+  one of the two (no regret where an ``f`` is: a problem without a known optimum) has no
+  ``optimum`` and keeps both written out.
 
-:func:`read_summary` reads a summary back (empty ``y`` read as ``f``) into one
+:func:`read_summary` reads a summary back (the ``f`` or ``regret`` left out computed, then an
+empty ``y`` read as ``f``) into one
 :class:`SummaryRun` per run, with the values as arrays (NaN where empty).
 :func:`merge_summaries` combines summaries into one file, a later file's runs replacing the
 same runs of an earlier one (a method rerun with a new default, a run finished elsewhere).
@@ -201,10 +205,8 @@ def _write_run(writer: "csv._writer", rows: list[tuple], noisy_values: bool) -> 
                        problem_params=json.loads(problem_params or "{}"),
                        method_params=json.loads(method_params or "{}"), label=label, problem_label=plabel)
     out = [_compact(tuple(row[:15]), noisy_values) for row in rows]
-    with_f = [row for row in rows if row[10] is not None]
-    optimum = None
-    if with_f and all(row[11] is not None for row in with_f):  # a known optimum
-        optimum = _leave_out(out, float(with_f[0][10]) + float(with_f[0][11]))
+    both = [row for row in rows if row[10] is not None and row[11] is not None]
+    optimum = None if not both else _leave_out(out, float(both[0][10]) + float(both[0][11]))
     last_t = -1
     for i, (row, cells) in enumerate(zip(rows, out)):
         run_cells = ["", "", "", ""]
@@ -223,9 +225,10 @@ def _write_run(writer: "csv._writer", rows: list[tuple], noisy_values: bool) -> 
 def _leave_out(cells: list[list], optimum: float) -> float | None:
     """Leave out, in one run's written rows, the ``f`` or ``regret`` that ``optimum`` and the other
     give back exactly as written (the regret first); returns ``optimum``, or None (nothing left
-    out) when it is not finite or some row with ``f`` has no regret."""
-    if not math.isfinite(optimum) or any(c[10] != "" and c[11] == "" for c in cells):
-        return None
+    out) when it is not finite or some row has one of the two without the other (an empty cell
+    next to a written one would be read as computed)."""
+    if not math.isfinite(optimum) or any((c[10] == "") != (c[11] == "") for c in cells):
+        return None  # some row has f without a regret or a regret without f: both read as written
     for c in cells:
         if c[10] == "":
             continue
@@ -237,10 +240,12 @@ def _leave_out(cells: list[list], optimum: float) -> float | None:
 
 
 def _compact_written_run(rows: list[list[str]]) -> None:
-    """A run of a summary written without an ``optimum`` (the older layout) gets one, from the
-    first row with both values as written, and leaves out what it gives back exactly (in place)."""
-    if rows[0][18] or any(r[10] == "" and r[11] != "" for r in rows):
-        return  # it has one already (or a regret without f, which hdbo does not write: left alone)
+    """A run of a summary written without an ``optimum`` (the older layout) gets one and leaves out
+    what it gives back exactly (in place; nothing when a row has only one of ``f`` and ``regret``).
+    The sum of a row's written ``f`` and ``regret`` is the optimum only to their 9 digits: of the
+    sums of the first 8 rows with both, the one that gives back most of the first 50 is used."""
+    if rows[0][18]:
+        return  # it has one already
     both = [r for r in rows if r[10] != "" and r[11] != ""]
     if not both:
         return
@@ -313,8 +318,9 @@ class SummaryRun:
     t : ndarray of int, shape (n,)
         Evaluation indices, increasing.
     y, f, regret : ndarray of shape (n,)
-        Values as written (NaN where empty; ``y`` equal to ``f`` where it was left empty, NaN
-        where it was not kept).
+        Values as written (NaN where empty; an ``f`` or ``regret`` left out for the run's
+        ``optimum`` computed from it; ``y`` equal to ``f`` where it was left empty, NaN where it
+        was not kept).
     failed : ndarray of bool, shape (n,)
     ask_seconds, eval_seconds : ndarray of shape (n,)
         Seconds of each proposal and each evaluation.
@@ -370,7 +376,8 @@ def read_summary(path: str | Path) -> list[SummaryRun]:
     Returns
     -------
     list of SummaryRun
-        One per run, in the order of the file; an empty ``y`` is read as ``f``.
+        One per run, in the order of the file; an ``f`` or ``regret`` left out is computed from
+        the run's ``optimum`` (module docstring), then an empty ``y`` is read as ``f``.
 
     Raises
     ------
@@ -458,8 +465,9 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
 
     A run is identified by ``(experiment, problem_label, label, seed, budget)``; its rows are
     copied as written (no value is rounded again), except that a run of the older layout
-    (without ``optimum``) gets one and leaves out the ``f`` or ``regret`` cells it gives back
-    exactly, as :func:`export_summary` writes them (the values read are unchanged). Use it to replace a method's runs after
+    (without ``optimum``) gets one, from its written values, and leaves out the ``f`` or
+    ``regret`` cells it gives back exactly (the values read are unchanged; a run with a row
+    that has only one of the two is left as it is). Use it to replace a method's runs after
     rerunning it (for example the default method after a change of its defaults: merge the
     old summary, then the new runs' summary), or to fold in runs finished in another store.
 

@@ -241,29 +241,104 @@ def test_summary_diagnostics_keep_scalar_entries_only():
     assert _diagnostics_text(None) == _diagnostics_text("") == _diagnostics_text("null") == ""
 
 
-def test_f_or_regret_left_out_reads_back_exactly(tmp_path):
-    """With a known optimum one of f and regret is left out where the other gives it back as
-    written; reading gives exactly the values of a summary that writes both."""
+def _older_layout_values(ev, i: int) -> tuple[str, str, str]:
+    """(y, f, regret) of evaluation i as the 18-column layout wrote them (both f and regret)."""
     from hdbo.experiments.summary import _compact
 
-    configs = [make_config(seed=s, budget=8) for s in (0, 1)]
+    def cell(v: float) -> float | None:  # the store's NULL is loaded as NaN
+        return None if np.isnan(v) else float(v)
+
+    cells = _compact(("",) * 8 + (i, cell(ev.y[i]), cell(ev.f[i]), cell(ev.regret[i]), 0, 0.0, 0.0))
+    return cells[9], cells[10], cells[11]
+
+
+def _same_bits(a: float, text: str) -> bool:
+    return float(a).hex() == float(text).hex() if text else np.isnan(a)
+
+
+@pytest.mark.parametrize("noisy_values", [True, False])
+def test_f_or_regret_left_out_reads_back_exactly(tmp_path, noisy_values):
+    """With a known optimum (here Branin's, -0.3979) one of f and regret is left out where the
+    other gives it back as written; reading gives bit for bit the values of the older layout,
+    which wrote both, and y (noisy or not) reads as it did."""
+    configs = [make_config(seed=s, budget=12, problem="branin", problem_params={}) for s in (0, 1)]
+    configs.append(make_config(seed=2, budget=12, problem="branin", problem_params={"noise_std": 0.5}))
     run_many(tmp_path / "s.db", configs, progress=False)
-    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz")
+    export_summary(tmp_path / "s.db", tmp_path / "s.csv.gz", noisy_values=noisy_values)
     with gzip.open(tmp_path / "s.csv.gz", "rt", newline="") as fh:
         raw = list(csv.DictReader(fh))
     firsts = [r for r in raw if r["experiment"]]
-    assert len(firsts) == 2 and all(r["optimum"] for r in firsts)
+    assert len(firsts) == 3 and all(r["optimum"] for r in firsts)
     assert all(r["optimum"] == "" for r in raw if not r["experiment"])
-    assert sum(r["regret"] == "" for r in raw) >= 12  # most regrets follow from f here
+    assert sum(r["regret"] == "" or r["f"] == "" for r in raw) >= 18  # half the rows or more lose one
     runs = {r.seed: r for r in read_summary(tmp_path / "s.csv.gz")}
     with RunStore(tmp_path / "s.db") as store:
         for cfg in configs:
             ev = store.load_evaluations(store.find_run(cfg).id)
+            run = runs[cfg.seed]
             for i in range(cfg.budget):
-                # what the older layout wrote: both values, each to 9 significant digits
-                cells = _compact(("",) * 8 + (i, ev.y[i], ev.f[i], ev.regret[i], 0, 0.0, 0.0))
-                assert float(runs[cfg.seed].f[i]).hex() == float(cells[10]).hex()
-                assert float(runs[cfg.seed].regret[i]).hex() == float(cells[11]).hex()
+                y, f, regret = _older_layout_values(ev, i)
+                assert _same_bits(run.f[i], f) and _same_bits(run.regret[i], regret)
+                if y == "":  # noise-free: y is f
+                    assert _same_bits(run.y[i], f)
+                elif noisy_values:
+                    assert _same_bits(run.y[i], y)
+                else:
+                    assert np.isnan(run.y[i])
+            if cfg.seed == 2:
+                assert not np.array_equal(ev.y, ev.f)  # the noisy run is noisy
+
+
+def test_writer_keeps_the_regret_where_f_cannot_give_it(tmp_path):
+    """Regrets far below |f| do not follow from f's 9 digits: then f is left out (it follows from
+    the regret) or, where neither follows, both are written; values read as written."""
+    import io
+
+    from hdbo.experiments.summary import _g, _write_run
+
+    f = [1234.56789012, 1234.5678, -3.0, None, 1234.56789]
+    regret = [1.3e-7, 1.1e-4, 1237.56789013, None, 1.45e-6]
+    optimum = f[0] + regret[0]
+    rows = [("e", "p", "P", "m", "M", 0, 5, "finished", t, v, v, r, int(v is None),
+             0.01, 0.01, 7, "{}", "{}", 1.0, None) for t, (v, r) in enumerate(zip(f, regret))]
+    buf = io.StringIO()
+    assert _write_run(csv.writer(buf), rows, noisy_values=True) == 5
+    written = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert float(written[0][18]) == optimum
+    cells = [(w[10], w[11]) for w in written]
+    assert cells[0] == ("", "1.3e-07")  # f follows from the tiny regret
+    assert cells[2] == ("-3", "")  # the regret follows from f
+    assert cells[3] == ("", "") and written[3][12] == "1"  # failed
+    both = [c for c in cells if c[0] and c[1]]
+    assert both, "some row needs both written"
+    path = tmp_path / "w.csv.gz"
+    with gzip.open(path, "wt", newline="") as fh:
+        fh.write(",".join(SUMMARY_COLUMNS) + "\r\n" + buf.getvalue())
+    (run,) = read_summary(path)
+    for i in (0, 1, 2, 4):
+        assert _same_bits(run.f[i], _g(f[i], 9)) and _same_bits(run.regret[i], _g(regret[i], 9))
+        assert run.y[i] == run.f[i]
+    assert run.failed.tolist() == [False, False, False, True, False]
+
+
+def test_a_regret_without_f_keeps_every_value_written(tmp_path):
+    """A row with a regret but no f (the store allows it; the runner does not write it) would be
+    read as computed if the run had an optimum: such a run gets none."""
+    import io
+
+    from hdbo.experiments.summary import _write_run
+
+    rows = [("e", "p", "P", "m", "M", 0, 2, "finished", 0, 1.0, 1.0, 2.0, 0, 0.01, 0.01, 7, "{}", "{}", 1.0, None),
+            ("", "", "", "", "", "", "", "", 1, None, None, 0.5, 0, 0.01, 0.01, 7, "{}", "{}", 1.0, None)]
+    buf = io.StringIO()
+    _write_run(csv.writer(buf), rows, noisy_values=True)
+    written = list(csv.reader(io.StringIO(buf.getvalue())))
+    assert written[0][18] == "" and [w[10:12] for w in written] == [["1", "2"], ["", "0.5"]]
+    path = tmp_path / "r.csv.gz"
+    with gzip.open(path, "wt", newline="") as fh:
+        fh.write(",".join(SUMMARY_COLUMNS) + "\r\n" + buf.getvalue())
+    (run,) = read_summary(path)
+    assert run.f[0] == 1.0 and np.isnan(run.f[1]) and np.isnan(run.y[1]) and run.regret.tolist() == [2.0, 0.5]
 
 
 def test_hand_written_rows_with_f_or_regret_left_out(tmp_path):
@@ -293,33 +368,6 @@ def test_hand_written_rows_with_f_or_regret_left_out(tmp_path):
     assert merged["x0"].regret.tolist() == [2.0] and merged["e0"].regret[:2].tolist() == [1.75, 0.125]
 
 
-def test_writer_keeps_the_regret_where_f_cannot_give_it(tmp_path):
-    """Regrets far below |f| do not follow from f's 9 digits: then f is left out (it follows from
-    the regret) or, where neither follows, both are written."""
-    import io
-
-    from hdbo.experiments.summary import _write_run
-
-    f = [1234.56789012, 1234.5678, -3.0, None]
-    regret = [1.3e-7, 1.1e-4, 1237.56789013, None]
-    optimum = f[0] + regret[0]
-    rows = [("e", "p", "P", "m", "M", 0, 4, "finished", t, None if v is None else v, v, r, int(v is None),
-             0.01, 0.01, 7, "{}", "{}", 1.0, None) for t, (v, r) in enumerate(zip(f, regret))]
-    buf = io.StringIO()
-    assert _write_run(csv.writer(buf), rows, noisy_values=True) == 4
-    written = list(csv.reader(io.StringIO(buf.getvalue())))
-    assert float(written[0][18]) == optimum
-    fs, rs = [w[10] for w in written], [w[11] for w in written]
-    assert fs[0] == "" and rs[0] == "1.3e-07"  # f follows from the tiny regret
-    assert fs[3] == rs[3] == ""  # failed
-    path = tmp_path / "w.csv.gz"
-    with gzip.open(path, "wt", newline="") as fh:
-        fh.write(",".join(SUMMARY_COLUMNS) + "\r\n" + buf.getvalue())
-    (run,) = read_summary(path)
-    assert np.allclose(run.f[:3], f[:3], rtol=5e-9) and np.allclose(run.regret[:3], regret[:3], rtol=5e-9)
-    assert run.failed.tolist() == [False, False, False, True]
-
-
 def test_merge_gives_runs_of_the_older_layout_an_optimum(tmp_path):
     """merge_summaries leaves out, in runs written without an optimum, the values one gives back
     exactly; every value reads as before, and a run without regrets is left as written."""
@@ -327,23 +375,24 @@ def test_merge_gives_runs_of_the_older_layout_an_optimum(tmp_path):
     unknown = make_config(seed=2, budget=3, problem_params={"dim": 3, "known_optimum": False})
     run_many(tmp_path / "s.db", [*configs, unknown], progress=False)
     export_summary(tmp_path / "s.db", tmp_path / "new.csv.gz")
-    # the same runs in the 18-column layout: every f and regret written out, no optimum
+    # the same runs in the 18-column layout, from the store: every f and regret written, no optimum
     old = tmp_path / "old.csv.gz"
     with gzip.open(tmp_path / "new.csv.gz", "rt", newline="") as fh:
         rows = list(csv.DictReader(fh))
+    with RunStore(tmp_path / "s.db") as store:
+        evs = [store.load_evaluations(store.find_run(c).id) for c in [*configs, unknown]]
+    values = [_older_layout_values(ev, i) for ev in evs for i in range(ev.f.size)]
     with gzip.open(old, "wt", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(SUMMARY_COLUMNS[:18])
-        full = _filled(iter(rows))
-        for raw, r in zip(rows, full, strict=True):
-            w.writerow([raw[c] for c in SUMMARY_COLUMNS[:10]] + [r["f"], r["regret"]]
-                       + [raw[c] for c in SUMMARY_COLUMNS[12:18]])
-    before = read_summary(old)
+        for raw, (_, f, regret) in zip(rows, values, strict=True):
+            w.writerow([raw[c] for c in SUMMARY_COLUMNS[:10]] + [f, regret] + [raw[c] for c in SUMMARY_COLUMNS[12:18]])
     assert merge_summaries([old], tmp_path / "m.csv.gz") == 15
     after = read_summary(tmp_path / "m.csv.gz")
-    for a, b in zip(before, after, strict=True):
-        for field in ("t", "y", "f", "regret", "failed"):
-            assert np.array_equal(getattr(a, field), getattr(b, field), equal_nan=True)
+    for run, ev in zip(after, evs, strict=True):
+        for i in range(ev.f.size):
+            _, f, regret = _older_layout_values(ev, i)
+            assert _same_bits(run.f[i], f) and _same_bits(run.regret[i], regret)
     with gzip.open(tmp_path / "m.csv.gz", "rt", newline="") as fh:
         merged = list(csv.DictReader(fh))
     assert [bool(r["optimum"]) for r in merged if r["experiment"]] == [True, True, False]
