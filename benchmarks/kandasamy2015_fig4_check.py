@@ -59,6 +59,15 @@ def _spec_regrets(label: str, panel: str) -> dict[int, float]:
             and r.status == "finished"}
 
 
+def _fmt(v: float, digits: int = 3) -> str:
+    """Fixed point: whole numbers from 100 on, ``digits`` significant digits below, 0 below 0.005."""
+    if not np.isfinite(v):
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return "0" if abs(v) < 0.005 else f"{v:.{digits}g}"
+
+
 def table(path: str) -> None:
     runs = [r for r in read_summary(path) if r.experiment == "kandasamy2015-fig4" and r.status == "finished"]
     spec = _spec()
@@ -75,7 +84,7 @@ def table(path: str) -> None:
             def se(v: np.ndarray) -> float:
                 return float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan")
 
-            cells += [f"{s.mean():.3g} ± {se(s):.2g} ({s.size})", f"{a.mean():.3g} ± {se(a):.2g}"]
+            cells += [f"{_fmt(s.mean())} ± {_fmt(se(s), 2)} ({s.size})", f"{_fmt(a.mean())} ± {_fmt(se(a), 2)}"]
         print(f"| {m.label} | " + " | ".join(cells) + " |")
 
 
