@@ -122,13 +122,22 @@ def mean_se(values: Sequence[float] | NDArray[np.float64]) -> tuple[float, float
     --------
     >>> mean_se([1.0, 3.0, float("nan")])
     (2.0, 1.0)
+    >>> m, se = mean_se([1e250, 3e250])  # no overflow in the squares
+    >>> m, round(se / 1e250, 9)
+    (2e+250, 1.0)
     """
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v)]
     if v.size == 0:
         return math.nan, math.nan
-    se = float(np.std(v, ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
-    return float(np.mean(v)), se
+    if v.size < 2:
+        return float(np.mean(v)), math.nan
+    with np.errstate(over="ignore"):
+        sd = float(np.std(v, ddof=1))
+    if not math.isfinite(sd):  # squares overflow (a diagnostic like a delta-ratio of 1e250): scaled
+        scale = float(np.max(np.abs(v)))
+        sd = float(np.std(v / scale, ddof=1)) * scale
+    return float(np.mean(v)), sd / math.sqrt(v.size)
 
 
 def format_mean_se(mean: float, se: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,11 @@ def test_mean_se_and_format():
     assert math.isnan(mean_se([3.0])[1]) and math.isnan(mean_se([])[0])
     assert format_mean_se(0.5, 0.01) == "0.5 ± 0.01"
     assert format_mean_se(0.5, math.nan) == "0.5" and format_mean_se(math.nan, math.nan) == "—"
+    # values whose squares overflow (li2016's delta-ratios reach 1e250): a finite SE, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m, se = mean_se([1e250, 3e250, 2e250])
+    assert m == pytest.approx(2e250) and se == pytest.approx(np.std([1, 3, 2], ddof=1) / math.sqrt(3) * 1e250)
 
 
 def test_run_curves_by_hand():
