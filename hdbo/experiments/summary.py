@@ -249,8 +249,6 @@ def _compact_written_run(rows: list[list[str]]) -> None:
     both = [r for r in rows if r[10] != "" and r[11] != ""]
     if not both:
         return
-    # f + regret of one row is the optimum only to the written digits; of the candidates from
-    # the first rows, the one that gives back the most of the first 50 rows' values is used
     sample = both[:50]
 
     def given_back(opt: float) -> int:
