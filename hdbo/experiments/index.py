@@ -736,7 +736,7 @@ def build_index(
         lines.append(f"| [{PAPERS[paper][0]}](#{_anchor(_paper_heading(paper))}) | "
                      + " | ".join(str(counts[k]) for k in _COLUMNS) + " |")
     lines.append("| **all** | " + " | ".join(f"**{totals[k]}**" for k in _COLUMNS) + " |")
-    lines += ["", *_rules_lines(), "", *_sources_lines(pool, summaries_label), ""]
+    lines += ["", *_diagnosis_lines(reports), *_rules_lines(), "", *_sources_lines(pool, summaries_label), ""]
 
     for paper, entries in per_paper.items():
         lines += [f"## {_paper_heading(paper)}", ""]
@@ -751,6 +751,25 @@ def build_index(
         lines.append("")
     lines += _outside_lines(rows, specs)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _diagnosis_lines(reports: Path | None) -> list[str]:
+    """A section linking the diagnosis pages (``*-diagnosis.md``) next to the reports, if any."""
+    pages = sorted(reports.glob("*-diagnosis.md")) if reports is not None and reports.is_dir() else []
+    if not pages:
+        return []
+    lines = [
+        "## Why results diverge",
+        "",
+        "Where a claim or number disagrees, these pages give the cause and the evidence (targeted runs, exact "
+        "computations):",
+        "",
+    ]
+    for page in pages:
+        first = page.read_text(encoding="utf-8").split("\n", 1)[0]
+        title = first[2:].strip() if first.startswith("# ") else page.stem
+        lines.append(f"* [{title}]({page.name})")
+    return lines + [""]
 
 
 def _paper_heading(paper: str) -> str:

@@ -232,6 +232,19 @@ def test_page_verdicts_from_full_runs(toy):
     assert "](summaries/)" not in text  # the folder is named, not linked (Sphinx cannot link a folder)
 
 
+def test_page_links_the_diagnosis_pages_next_to_the_reports(toy):
+    text = write_index(toy / "README.md", specs_dir=toy / "experiments").read_text()
+    assert "## Why results diverge" not in text  # no diagnosis page: no section
+    (toy / "toy-diagnosis.md").write_text("# toy: why A beats B\n\nbody\n")
+    (toy / "abc-diagnosis.md").write_text("no heading\n")
+    (toy / "toy-full.md").write_text("# a report, not a diagnosis\n")
+    text = write_index(toy / "README.md", specs_dir=toy / "experiments").read_text()
+    section = text.split("## Why results diverge", 1)[1].split("## How to read it", 1)[0]
+    links = [ln for ln in section.splitlines() if ln.startswith("* ")]
+    assert links == ["* [abc-diagnosis](abc-diagnosis.md)", "* [toy: why A beats B](toy-diagnosis.md)"]
+    assert text.index("## Summary") < text.index("## Why results diverge") < text.index("## How to read it")
+
+
 def test_page_is_not_testable_below_three_runs_and_prefers_full(toy):
     spec = toy / "experiments" / "chen2012" / "toy.toml"
     _write_summary(toy / "summaries" / "chen2012-full.csv.gz",
