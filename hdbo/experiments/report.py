@@ -1014,6 +1014,37 @@ def _seed_ranges(seeds: Iterable[int]) -> str:
     return ", ".join(parts)
 
 
+def spec_order(groups: Sequence[GroupSummary], scopes: Sequence[SpecScope]) -> list[GroupSummary]:
+    """The groups in spec order: experiment, then the spec's problem order, then its method order.
+
+    A report built from a store (runs created in spec order) and one built from summaries
+    (runs in file order) then list problems and methods alike. Groups of a problem or method
+    the scopes do not name keep their order of appearance, after the named ones.
+
+    Parameters
+    ----------
+    groups : sequence of GroupSummary
+        As from :func:`aggregate`.
+    scopes : sequence of SpecScope
+        The specs' problem and method labels in spec order.
+
+    Returns
+    -------
+    list of GroupSummary
+        The same groups, reordered (a stable sort).
+    """
+    problem_rank: dict[tuple[str, str], int] = {}
+    method_rank: dict[tuple[str, str], int] = {}
+    for sc in scopes:
+        for i, label in enumerate(sc.problems):
+            problem_rank.setdefault((sc.experiment, label), i)
+        for i, label in enumerate(sc.methods):
+            method_rank.setdefault((sc.experiment, label), i)
+    last = len(problem_rank) + len(method_rank) + 1
+    return sorted(groups, key=lambda g: (g.experiment, problem_rank.get((g.experiment, g.problem_label), last),
+                                         method_rank.get((g.experiment, g.label), last)))
+
+
 def scope_lines(scopes: Sequence[SpecScope], groups: Sequence[GroupSummary], scale: str) -> tuple[str, list[str]]:
     """What a report holds against what its specs ask for: a title suffix and a table.
 
@@ -1384,6 +1415,8 @@ def write_report(
     ids = None if run_ids is None else list(run_ids)
     summary_runs = list(summary_runs)
     groups = aggregate(store, experiment=experiment, run_ids=ids, summary_runs=summary_runs)
+    if scopes:
+        groups = spec_order(groups, scopes)
     notes: list[str] = []
     unfinished = [
         r for r in store.list_runs(experiment=experiment, status=("pending", "running", "failed"), ids=ids)

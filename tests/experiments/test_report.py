@@ -756,6 +756,22 @@ def test_reproduce_counts_runs_of_a_committed_summary_as_done(tmp_path, capsys):
     assert "already done" not in capsys.readouterr().err and not (tmp_path / "summaries").exists()
 
 
+def test_spec_order_lists_problems_then_methods_as_the_spec_does():
+    """A report from summaries (file order) lists problems and methods as one from a store."""
+    from hdbo.experiments.report import GroupSummary, SpecScope, spec_order
+
+    def group(exp, problem, method):
+        return GroupSummary(exp, "p", problem, "m", method, 10)
+
+    groups = [group("b", "P2", "M1"), group("a", "P1", "X"), group("b", "P1", "M2"), group("b", "Q", "M1"),
+              group("b", "P1", "M1"), group("b", "P2", "N")]
+    scopes = [SpecScope("b", ("P1", "P2"), ("M1", "M2"), (0,), 10)]
+    got = [(g.experiment, g.problem_label, g.label) for g in spec_order(groups, scopes)]
+    # experiments alphabetically; unnamed problems and methods last, in order of appearance
+    assert got == [("a", "P1", "X"), ("b", "P1", "M1"), ("b", "P1", "M2"), ("b", "P2", "M1"), ("b", "P2", "N"),
+                   ("b", "Q", "M1")]
+
+
 def test_save_png_writes_a_compact_palette_png(tmp_path):
     pytest.importorskip("matplotlib")
     PIL = pytest.importorskip("PIL.Image")
