@@ -2,6 +2,9 @@
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/tt20_baselines_check.py T SEEDS METHOD[,METHOD...] [key=value ...]
 Prints the best (minimized) Branin value per seed and its median; F* = 0.398.
+       python benchmarks/tt20_baselines_check.py collisions SEEDS D[,D...]
+Prints, per HeSBO dimension d, the seeds whose two active coordinates share a bucket (then the
+embedding holds only x_a = x_b or x_a = -x_b, by the signs' product).
 Options default to experiments/tranthe2020/fig1_d50.toml's, with acq_budget 500 (quick scale).
 """
 import json
@@ -41,7 +44,24 @@ def run(name, seed, T, **extra):
     return best, ndup
 
 
+def collisions(seeds, dims):
+    """HeSBO: the seeds whose two active Branin coordinates share a bucket, and the product of their signs."""
+    for d in dims:
+        hits = []
+        for s in range(seeds):
+            p = problems.get("branin", dim=50, domain="symmetric", seed=s)
+            m = make_method("hesbo", p.bounds, seed=s, budget=60, **dict(OPTS["hesbo"], d=d))
+            m.ask()  # builds the embedding
+            e = m.embedding_
+            a, b = p.structure["active_dims"]
+            if e.buckets[a] == e.buckets[b]:
+                hits.append(f"seed {s}: {'same' if e.signs[a] * e.signs[b] > 0 else 'opposite'} signs")
+        print(f"hesbo d={d}: active coordinates in one bucket on {len(hits)} of {seeds} seeds ({'; '.join(hits)})")
+
+
 def main():
+    if sys.argv[1] == "collisions":  # collisions SEEDS D[,D...]
+        return collisions(int(sys.argv[2]), [int(v) for v in sys.argv[3].split(",")])
     T, seeds, names = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
     extra = {k: json.loads(v) for k, v in (a.split("=", 1) for a in sys.argv[4:])}
     for name in names:
