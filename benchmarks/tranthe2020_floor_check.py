@@ -163,7 +163,6 @@ def cmd_floor(reps=1000):
     print("| panel | log10 floor: median (min to max) | draws with floor 0 | MS-UCB (runs) | random search: "
           "median log10 S_T | " + " | ".join(f"floor > {m}'s mean" for m in BASELINES) + " |")
     print("|---|---|---:|---|---:|" + "---:|" * len(BASELINES))
-    baselines_line = []
     for name, spec in _specs().items():
         D = int(name.rsplit("d", 1)[1])
         means = summary_means(name)
