@@ -7,8 +7,9 @@ Usage (OMP_NUM_THREADS=1):
   python benchmarks/kandasamy2015_fig4_check.py table [SUMMARY]
       From the committed summary (default docs/reproductions/summaries/kandasamy2015-full.csv.gz):
       per method and panel, S_T and R_T/T (mean +- standard error, finished runs in brackets).
-  python benchmarks/kandasamy2015_fig4_check.py variant LABEL PANEL SEEDS [JSON]
-      Full runs (the spec's T = 510) of the spec's method LABEL on the panel PANEL (a problem
+  python benchmarks/kandasamy2015_fig4_check.py variant LABEL PANEL SEEDS [JSON [BUDGET]]
+      Full runs (the spec's T = 510, or BUDGET evaluations, then with S_t also printed at
+      t = 510 and 760 where below BUDGET) of the spec's method LABEL on the panel PANEL (a problem
       label of the spec, e.g. "(96,5,19)"), with the spec's parameters updated by the JSON
       object (e.g. '{"acq_budget": 500}' or '{"repeats": "resample"}'). Prints, per seed
       (SEEDS comma-separated), S_T, R_T/T, the repeated model-based queries and the seconds,
@@ -18,6 +19,16 @@ Usage (OMP_NUM_THREADS=1):
       query is maximized with the spec's DIRECT budget times each factor (comma-separated,
       default 0.1,1,10): the best UCB value found (standardized units, for Add-d/M the sum over
       groups), the proposal's true regret and the seconds.
+  python benchmarks/kandasamy2015_fig4_check.py modes PANEL LABELS [STORE]
+      From the spec's finished runs in STORE (default runs/kandasamy2015-full.db, the local store
+      of `hdbo reproduce kandasamy2015 --scale full`; not in git), for each method of LABELS
+      (comma-separated): the best point of each run (the one with the run's S_T) split by true
+      group. Per group, the component of eq. (7) whose term is largest there (the dominant mode
+      v2, weight 0.8, or a minor one) and the group's own regret f_d* - f_d. Prints per method
+      the mean over runs of: groups in a minor mode, the regret those groups carry, the regret
+      of the groups in the dominant mode, S_T, the evaluation at which the best point came, and
+      where its grouped coordinates sit on DIRECT's lattice of cell centres; then the lowest
+      regret reachable with every coordinate on that lattice up to each level.
 """
 from __future__ import annotations
 
@@ -88,13 +99,16 @@ def table(path: str) -> None:
         print(f"| {m.label} | " + " | ".join(cells) + " |")
 
 
-def variant(label: str, panel: str, seeds: list[int], extra: dict) -> None:
+def variant(label: str, panel: str, seeds: list[int], extra: dict, budget: int | None = None) -> None:
     spec_s = _spec_regrets(label, panel)
-    print(f"{label} on {panel}, parameters updated by {json.dumps(extra)}")
-    print("| seed | S_T | spec run's S_T | R_T/T | repeated queries | seconds |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    checkpoints = [t for t in (510, 760) if budget and t < budget]
+    print(f"{label} on {panel}, parameters updated by {json.dumps(extra)}"
+          + (f", budget {budget} (S_t also at t = {', '.join(map(str, checkpoints))})" if budget else ""))
+    print("| seed | S_T | spec run's S_T | R_T/T | repeated queries | seconds |"
+          + "".join(f" S_{t} |" for t in checkpoints))
+    print("|---:|---:|---:|---:|---:|---:|" + "---:|" * len(checkpoints))
     for seed in seeds:
-        cfg = _config(label, panel, seed, extra)
+        cfg = _config(label, panel, seed, extra, budget)
         prob = build_problem(cfg)
         m = build_method(cfg, prob)
         t0, regrets = time.time(), []
@@ -105,7 +119,8 @@ def variant(label: str, panel: str, seeds: list[int], extra: dict) -> None:
             regrets.append(prob.optimum_value - y)
         reps = m.diagnostics().get("repeat_queries", "")
         ref = f"{spec_s[seed]:.4g}" if seed in spec_s else "-"
-        print(f"| {seed} | {min(regrets):.4g} | {ref} | {np.mean(regrets):.1f} | {reps} | {time.time() - t0:.0f} |",
+        cps = "".join(f" {min(regrets[:t]):.4g} |" for t in checkpoints)
+        print(f"| {seed} | {min(regrets):.4g} | {ref} | {np.mean(regrets):.1f} | {reps} | {time.time() - t0:.0f} |{cps}",
               flush=True)
 
 
@@ -133,6 +148,80 @@ def acquisition(label: str, panel: str, seed: int, T: int, factors: list[float])
               flush=True)
 
 
+def _lattice_level(v: float, deepest: int = 8) -> int:
+    """The smallest m with v a cell centre (2k + 1) / (2 3^m) of DIRECT's trisection of [0, 1]; -1 if none."""
+    for m in range(deepest + 1):
+        k = round((v * 2 * 3**m - 1) / 2)
+        if abs((2 * k + 1) / (2 * 3**m) - v) < 1e-9:
+            return m
+    return -1
+
+
+def modes(panel: str, labels: list[str], store_path: str) -> None:
+    import itertools
+
+    from hdbo.experiments.store import RunStore
+    from hdbo.problems import additive as A
+
+    spec = _spec()
+    rows = []
+    with RunStore(store_path, create=False) as store:
+        runs = [r for r in store.list_runs(experiment=spec.name, status="finished")
+                if r.config.problem_label == panel and r.config.label in labels and r.config.budget == spec.budget]
+        for r in runs:
+            problem = build_problem(r.config)
+            G = np.array(problem.structure["groups"])
+            M, d = G.shape
+            V, h = A._centres(d), A._variance(d)
+            z_peak, f_star_d = A._peak(d)
+            x_peak = (np.array(z_peak) + 1.0) / 2.0
+            ev = store.load_evaluations(r.id)
+            k = int(np.nanargmin(ev.regret))
+            X = ev.X[k][G]  # (M, d), on [0, 1]
+            Z = 2.0 * X - 1.0
+            per_group = f_star_d - A._trimodal_values(Z, V, h)
+            comp = np.argmax(A._mixture_logits(Z, V, h), axis=-1)
+            minor = comp != A._MAIN
+            levels = np.array([_lattice_level(float(v)) for v in X.ravel()])
+            rows.append((r.config.label, int(minor.sum()), float(per_group[minor].sum()),
+                         float(per_group[~minor].sum()), float(ev.regret[k]), k + 1,
+                         float(np.median(np.abs(X - x_peak))), np.mean(levels == -1), np.mean((levels >= 0) & (levels <= 2)),
+                         np.mean(levels == 3), np.mean(levels >= 4)))
+    print(f"Best point of each finished run on {panel}, split by true group (means over runs; "
+          f"a minor-mode group costs at least log(0.8/0.1) = {np.log(8):.2f}). The last columns place the "
+          "best point's grouped coordinates on DIRECT's lattice of cell centres (2k + 1) / (2 3^m) of [0, 1] "
+          "(level m; off = on no level up to 8) and give their median distance to the peak's coordinates:\n")
+    print("| method | runs | groups in a minor mode | their regret | regret of the dominant-mode groups "
+          "| S_T | evaluation of the best point (median) | median abs(x_i - x*_i) | off the lattice "
+          "| level <= 2 | level 3 | level >= 4 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label in labels:
+        sel = [row for row in rows if row[0] == label]
+        if not sel:
+            print(f"| {label} | 0 |" + " |" * 10)
+            continue
+        a = np.array([row[1:] for row in sel], dtype=float)
+        print(f"| {label} | {len(sel)} | {a[:, 0].mean():.2f} | {_fmt(a[:, 1].mean())} | {_fmt(a[:, 2].mean())} "
+              f"| {_fmt(a[:, 3].mean())} | {int(np.median(a[:, 4]))} | {a[:, 5].mean():.4f} | {a[:, 6].mean():.0%} "
+              f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} |")
+    # The lowest regret a group can have with every coordinate on the lattice up to level m.
+    [p] = [p for p in spec.problems if p.label == panel]
+    d, M = int(p.params["d"]), int(p.params["M"])
+    V, h = A._centres(d), A._variance(d)
+    z_peak, f_star_d = A._peak(d)
+    x_peak = (np.array(z_peak) + 1.0) / 2.0
+    print(f"\nLowest regret with every grouped coordinate a lattice centre of level <= m (per group, and times M = {M}):\n")
+    print("| m | per group | all M groups | the point (one group) |")
+    print("|---:|---:|---:|---|")
+    for m in range(6):
+        centres = np.unique(np.concatenate([(2 * np.arange(3**j) + 1) / (2 * 3**j) for j in range(m + 1)]))
+        near = [centres[np.argsort(np.abs(centres - v))[:3]] for v in x_peak]
+        P = np.array(list(itertools.product(*near)))
+        reg = f_star_d - A._trimodal_values(2.0 * P - 1.0, V, h)
+        i = int(np.argmin(reg))
+        print(f"| {m} | {float(reg[i]):.3g} | {M * float(reg[i]):.3g} | ({', '.join(f'{v:.4f}' for v in P[i])}) |")
+
+
 def _ucb(m, gp, x: np.ndarray) -> float:
     """The method's UCB at x in standardized units: the sum over groups of mean + sqrt(beta) sd."""
     rb = np.sqrt(m.beta_t())
@@ -149,9 +238,12 @@ if __name__ == "__main__":
     if mode == "table":
         table(args[0] if args else SUMMARY)
     elif mode == "variant":
-        variant(args[0], args[1], [int(s) for s in args[2].split(",")], json.loads(args[3]) if len(args) > 3 else {})
+        variant(args[0], args[1], [int(s) for s in args[2].split(",")], json.loads(args[3]) if len(args) > 3 else {},
+                int(args[4]) if len(args) > 4 else None)
     elif mode == "acquisition":
         factors = [float(f) for f in args[4].split(",")] if len(args) > 4 else [0.1, 1.0, 10.0]
         acquisition(args[0], args[1], int(args[2]), int(args[3]), factors)
+    elif mode == "modes":
+        modes(args[0], args[1].split(","), args[2] if len(args) > 2 else "runs/kandasamy2015-full.db")
     else:
         raise SystemExit(__doc__)

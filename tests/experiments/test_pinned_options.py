@@ -103,6 +103,18 @@ def test_the_snapshot_pins_the_papers_gp_settings():
     assert gp_ucb and all(v["maximizer"] == "direct" and v["lengthscale_bounds"] == [0.05, 20.0] for v in gp_ucb)
 
 
+def test_chen2012_uses_the_grid_searchs_thresholds_in_every_setting():
+    # Chen et al. (2012), Sec. 5: the thresholds chosen by the grid search at D = 200, noise 0.1
+    # are "then used for all settings"; threshold_grid.toml reruns that grid and picks (5, -10).
+    snapshot = _snapshot()
+    hds = {k: v for k, v in snapshot.items()
+           if k.startswith("chen2012/") and not k.startswith("chen2012/threshold_grid.toml") and "theta1" in v}
+    assert len(hds) >= 50
+    assert {(v["theta1"], v["theta0"]) for v in hds.values()} == {(5, -10)}
+    grid = {(v["theta1"], v["theta0"]) for k, v in snapshot.items() if k.startswith("chen2012/threshold_grid.toml")}
+    assert (5, -10) in grid and len(grid) == 9
+
+
 if __name__ == "__main__":  # write the snapshot (gzip) to stdout
     data = json.dumps(resolve_options(), sort_keys=True, indent=0).encode()
     sys.stdout.buffer.write(gzip.compress(data, mtime=0))
