@@ -27,7 +27,9 @@ Usage (OMP_NUM_THREADS=1):
       v2, weight 0.8, or a minor one) and the group's own regret f_d* - f_d. Prints per method
       the mean over runs of: groups in a minor mode, the regret those groups carry, the regret
       of the groups in the dominant mode, S_T, the evaluation at which the best point came, and
-      where its grouped coordinates sit on DIRECT's lattice of cell centres; then the lowest
+      where its grouped coordinates sit on DIRECT's lattice of cell centres and how many of all
+      D coordinates differ from the box centre (DIRECT's first point); then, for groups of at
+      most 8 coordinates, the lowest
       regret reachable with every coordinate on that lattice up to each level.
 """
 from __future__ import annotations
@@ -183,31 +185,35 @@ def modes(panel: str, labels: list[str], store_path: str) -> None:
             comp = np.argmax(A._mixture_logits(Z, V, h), axis=-1)
             minor = comp != A._MAIN
             levels = np.array([_lattice_level(float(v)) for v in X.ravel()])
+            moved = int(np.sum(np.abs(ev.X[k] - 0.5) > 1e-9))  # of all D coordinates
             rows.append((r.config.label, int(minor.sum()), float(per_group[minor].sum()),
                          float(per_group[~minor].sum()), float(ev.regret[k]), k + 1,
                          float(np.median(np.abs(X - x_peak))), np.mean(levels == -1), np.mean((levels >= 0) & (levels <= 2)),
-                         np.mean(levels == 3), np.mean(levels >= 4)))
+                         np.mean(levels == 3), np.mean(levels >= 4), moved))
     print(f"Best point of each finished run on {panel}, split by true group (means over runs; "
           f"a minor-mode group costs at least log(0.8/0.1) = {np.log(8):.2f}). The last columns place the "
           "best point's grouped coordinates on DIRECT's lattice of cell centres (2k + 1) / (2 3^m) of [0, 1] "
-          "(level m; off = on no level up to 8) and give their median distance to the peak's coordinates:\n")
+          "(level m; off = on no level up to 8) and give their median distance to the peak's coordinates; the "
+          "last column counts the coordinates of all D that differ from the box centre 0.5 (DIRECT's first point):\n")
     print("| method | runs | groups in a minor mode | their regret | regret of the dominant-mode groups "
           "| S_T | evaluation of the best point (median) | median abs(x_i - x*_i) | off the lattice "
-          "| level <= 2 | level 3 | level >= 4 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| level <= 2 | level 3 | level >= 4 | coordinates off the box centre (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         sel = [row for row in rows if row[0] == label]
         if not sel:
-            print(f"| {label} | 0 |" + " |" * 10)
+            print(f"| {label} | 0 |" + " |" * 11)
             continue
         a = np.array([row[1:] for row in sel], dtype=float)
         print(f"| {label} | {len(sel)} | {a[:, 0].mean():.2f} | {_fmt(a[:, 1].mean())} | {_fmt(a[:, 2].mean())} "
               f"| {_fmt(a[:, 3].mean())} | {int(np.median(a[:, 4]))} | {a[:, 5].mean():.4f} | {a[:, 6].mean():.0%} "
-              f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} |")
+              f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} | {np.median(a[:, 10]):.0f} |")
     # The lowest regret a group can have with every coordinate on the lattice up to level m.
     [p] = [p for p in spec.problems if p.label == panel]
     d, M = int(p.params["d"]), int(p.params["M"])
     V, h = A._centres(d), A._variance(d)
+    if d > 8:  # 3^d candidate points per level
+        return
     z_peak, f_star_d = A._peak(d)
     x_peak = (np.array(z_peak) + 1.0) / 2.0
     print(f"\nLowest regret with every grouped coordinate a lattice centre of level <= m (per group, and times M = {M}):\n")
