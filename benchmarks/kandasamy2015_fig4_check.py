@@ -19,6 +19,9 @@ Usage (OMP_NUM_THREADS=1):
       query is maximized with the spec's DIRECT budget times each factor (comma-separated,
       default 0.1,1,10): the best UCB value found (standardized units, for Add-d/M the sum over
       groups), the proposal's true regret and the seconds.
+  python benchmarks/kandasamy2015_fig4_check.py curve PANEL LABELS [SUMMARY]
+      From the committed summary: per method of LABELS (comma-separated), the mean over the
+      spec's finished runs of the best regret so far S_t at t = 100, 200, ..., 500 and 510.
   python benchmarks/kandasamy2015_fig4_check.py modes PANEL LABELS [STORE]
       From the spec's finished runs in STORE (default runs/kandasamy2015-full.db, the local store
       of `hdbo reproduce kandasamy2015 --scale full`; not in git), for each method of LABELS
@@ -150,6 +153,20 @@ def acquisition(label: str, panel: str, seed: int, T: int, factors: list[float])
               flush=True)
 
 
+def curve(panel: str, labels: list[str], path: str) -> None:
+    runs = [r for r in read_summary(path) if r.experiment == _spec().name and r.problem_label == panel
+            and r.status == "finished"]
+    ts = [100, 200, 300, 400, 450, 500, 510]
+    print(f"Mean S_t over the finished runs on {panel} (committed summary):\n")
+    print("| method | runs | " + " | ".join(f"t = {t}" for t in ts) + " |")
+    print("|---|---:|" + "---:|" * len(ts))
+    for label in labels:
+        R = np.array([np.fmin.accumulate(r.regret) for r in runs if r.label == label])
+        if R.size == 0:
+            continue
+        print(f"| {label} | {len(R)} | " + " | ".join(_fmt(float(R[:, t - 1].mean())) for t in ts) + " |")
+
+
 def _lattice_level(v: float, deepest: int = 8) -> int:
     """The smallest m with v a cell centre (2k + 1) / (2 3^m) of DIRECT's trisection of [0, 1]; -1 if none."""
     for m in range(deepest + 1):
@@ -249,6 +266,8 @@ if __name__ == "__main__":
     elif mode == "acquisition":
         factors = [float(f) for f in args[4].split(",")] if len(args) > 4 else [0.1, 1.0, 10.0]
         acquisition(args[0], args[1], int(args[2]), int(args[3]), factors)
+    elif mode == "curve":
+        curve(args[0], args[1].split(","), args[2] if len(args) > 2 else SUMMARY)
     elif mode == "modes":
         modes(args[0], args[1].split(","), args[2] if len(args) > 2 else "runs/kandasamy2015-full.db")
     else:
