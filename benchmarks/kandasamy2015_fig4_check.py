@@ -21,7 +21,7 @@ Usage (OMP_NUM_THREADS=1):
       groups), the proposal's true regret and the seconds.
   python benchmarks/kandasamy2015_fig4_check.py curve PANEL LABELS [SUMMARY]
       From the committed summary: per method of LABELS (comma-separated), the mean over the
-      spec's finished runs of the best regret so far S_t at t = 100, 200, ..., 500 and 510.
+      spec's finished runs of the best regret so far S_t at t = 100, 200, 300, 400, 450, 500 and 510.
   python benchmarks/kandasamy2015_fig4_check.py modes PANEL LABELS [STORE]
       From the spec's finished runs in STORE (default runs/kandasamy2015-full.db, the local store
       of `hdbo reproduce kandasamy2015 --scale full`; not in git), for each method of LABELS
@@ -154,8 +154,9 @@ def acquisition(label: str, panel: str, seed: int, T: int, factors: list[float])
 
 
 def curve(panel: str, labels: list[str], path: str) -> None:
-    runs = [r for r in read_summary(path) if r.experiment == _spec().name and r.problem_label == panel
-            and r.status == "finished"]
+    spec = _spec()
+    runs = [r for r in read_summary(path) if r.experiment == spec.name and r.problem_label == panel
+            and r.status == "finished" and r.budget == spec.budget]
     ts = [100, 200, 300, 400, 450, 500, 510]
     print(f"Mean S_t over the finished runs on {panel} (committed summary):\n")
     print("| method | runs | " + " | ".join(f"t = {t}" for t in ts) + " |")
@@ -224,7 +225,7 @@ def modes(panel: str, labels: list[str], store_path: str) -> None:
         a = np.array([row[1:] for row in sel], dtype=float)
         print(f"| {label} | {len(sel)} | {a[:, 0].mean():.2f} | {_fmt(a[:, 1].mean())} | {_fmt(a[:, 2].mean())} "
               f"| {_fmt(a[:, 3].mean())} | {int(np.median(a[:, 4]))} | {a[:, 5].mean():.4f} | {a[:, 6].mean():.0%} "
-              f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} | {np.median(a[:, 10]):.0f} |")
+              f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} | {np.median(a[:, 10]):.1f} |")
     # The lowest regret a group can have with every coordinate on the lattice up to level m.
     [p] = [p for p in spec.problems if p.label == panel]
     d, M = int(p.params["d"]), int(p.params["M"])
