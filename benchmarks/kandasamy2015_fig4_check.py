@@ -184,17 +184,18 @@ def modes(panel: str, labels: list[str], store_path: str) -> None:
     from hdbo.problems import additive as A
 
     spec = _spec()
+    [p] = [p for p in spec.problems if p.label == panel]
+    d, M = int(p.params["d"]), int(p.params["M"])
+    V, h = A._centres(d), A._variance(d)
+    z_peak, f_star_d = A._peak(d)
+    x_peak = (np.array(z_peak) + 1.0) / 2.0
     rows = []
     with RunStore(store_path, create=False) as store:
         runs = [r for r in store.list_runs(experiment=spec.name, status="finished")
                 if r.config.problem_label == panel and r.config.label in labels and r.config.budget == spec.budget]
         for r in runs:
             problem = build_problem(r.config)
-            G = np.array(problem.structure["groups"])
-            M, d = G.shape
-            V, h = A._centres(d), A._variance(d)
-            z_peak, f_star_d = A._peak(d)
-            x_peak = (np.array(z_peak) + 1.0) / 2.0
+            G = np.array(problem.structure["groups"])  # (M, d), drawn by the run seed
             ev = store.load_evaluations(r.id)
             k = int(np.nanargmin(ev.regret))
             X = ev.X[k][G]  # (M, d), on [0, 1]
@@ -227,13 +228,8 @@ def modes(panel: str, labels: list[str], store_path: str) -> None:
               f"| {_fmt(a[:, 3].mean())} | {int(np.median(a[:, 4]))} | {a[:, 5].mean():.4f} | {a[:, 6].mean():.0%} "
               f"| {a[:, 7].mean():.0%} | {a[:, 8].mean():.0%} | {a[:, 9].mean():.0%} | {np.median(a[:, 10]):.1f} |")
     # The lowest regret a group can have with every coordinate on the lattice up to level m.
-    [p] = [p for p in spec.problems if p.label == panel]
-    d, M = int(p.params["d"]), int(p.params["M"])
-    V, h = A._centres(d), A._variance(d)
     if d > 8:  # 3^d candidate points per level
         return
-    z_peak, f_star_d = A._peak(d)
-    x_peak = (np.array(z_peak) + 1.0) / 2.0
     print(f"\nLowest regret with every grouped coordinate a lattice centre of level <= m (per group, and times M = {M}):\n")
     print("| m | per group | all M groups | the point (one group) |")
     print("|---:|---:|---:|---|")
