@@ -475,6 +475,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _check_output(report_path, "--report")
     if summary_path is not None:
         _check_output(summary_path, "--summary")
+    if committed:  # runs shared with another spec, whose run only the summary holds: copied there
+        copied = _copy_in_summary(summary_path, [c for c in configs if config_id(c) not in committed], all_specs)
+        if copied:
+            committed = {r.config: r for r in read_summary(summary_path) if r.status == "finished" and r.config}
+            print(f"{copied} run(s) copied in {summary_path} from the runs of another spec that they are "
+                  "(prefix_of)", file=sys.stderr)
     ids = {config_id(c): c for c in configs}
     todo = [c for c in configs if config_id(c) not in committed]
     if not args.no_run:
@@ -518,13 +524,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0 if summary is None else _report_errors(summary, store)
 
 
+def _copy_in_summary(summary_path: Any, configs: list[Any], all_specs: list[Any]) -> int:
+    """Copy in the summary the runs of ``configs`` that are runs of another spec it holds finished
+    (``prefix_of``; see :mod:`hdbo.experiments.prefix`); returns how many were copied."""
+    from .experiments.prefix import prefix_donors, summary_copies
+    from .experiments.summary import copy_summary_runs
+
+    pairs = prefix_donors(configs, all_specs)
+    return len(copy_summary_runs(summary_path, summary_copies(pairs))) if pairs else 0
+
+
 def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: argparse.Namespace,
                        plugins: Any) -> Any:
-    """``run_many`` on ``todo``, taking the runs of ``prefix_of`` specs from their longer runs.
+    """``run_many`` on ``todo``, taking the runs of ``prefix_of`` specs from the runs they share.
 
-    Runs whose longer run is already finished are copied first; those whose longer run is
-    among ``todo`` wait for it and are copied after; any still without a finished longer run
-    are then run as usual (see "Prefix runs" in :mod:`hdbo.experiments.spec`).
+    Runs whose donor run (the same run, or a longer one) is already finished are copied first;
+    those whose donor is among ``todo`` wait for it and are copied after; any still without a
+    finished donor are then run as usual (see "Prefix runs" in :mod:`hdbo.experiments.spec`).
     """
     from .experiments.prefix import derive_prefix_runs, prefix_donors
     from .experiments.runner import run_many
@@ -538,8 +554,8 @@ def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: 
     prefixed = {s.name for s in all_specs if s.prefix_of is not None}
     n_alone = sum(c.experiment in prefixed for c in todo) - len(pairs)
     if n_alone:
-        print(f"{n_alone} run(s) of prefix_of specs have no matching longer run (method, parameters or budget "
-              "differ) and are run as usual", file=sys.stderr)
+        print(f"{n_alone} run(s) of prefix_of specs have no matching run in the spec they name (problem, method, "
+              "parameters or budget differ) and are run as usual", file=sys.stderr)
     derived = {config_id(c) for c in derive_prefix_runs(store, pairs.values())}
     todo_ids = {config_id(c) for c in todo}
     later = [c for c in todo if (cid := config_id(c)) in pairs and cid not in derived
@@ -557,7 +573,7 @@ def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: 
             summary.interrupted += more.interrupted
             summary.wall_seconds += more.wall_seconds
     if derived:
-        print(f"{len(derived)} run(s) taken from the first evaluations of longer runs (prefix_of)", file=sys.stderr)
+        print(f"{len(derived)} run(s) taken from the evaluations of another spec's runs (prefix_of)", file=sys.stderr)
     return summary
 
 

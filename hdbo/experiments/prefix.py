@@ -1,20 +1,30 @@
-"""Prefix runs: a spec's run taken from the first evaluations of a longer run of another spec.
+"""Runs taken from another spec's runs: a run that a spec shares with another spec is made once.
 
 A spec with ``prefix_of = "OTHER"`` (see :mod:`hdbo.experiments.spec`, "Prefix runs") asks for
-runs that another spec of the set also makes, only shorter: the same problem, method, parameters
-and seed with a smaller budget. When the method's proposals do not depend on the budget
-(``Method.budget_independent``), the shorter run is exactly the longer run's first ``budget``
-evaluations (same seeds, same problem instance, same proposals), so ``hdbo reproduce`` copies
-them instead of running the method again (li2016's T = 500 tables from its T = 1000 runs).
+runs that another spec of the set also makes: the same problem, method, parameters and seed
+(the labels may differ), with the same budget or a smaller one.
 
-:func:`prefix_donors` pairs the runs of such specs with the longer runs they can come from;
-:func:`derive_prefix_runs` copies the evaluations of the finished longer runs into the store as
-finished runs of the shorter configs.
+* With the same budget the two are the same run (the run seed alone seeds the problem
+  instance and the method, :mod:`hdbo.experiments.runner`), whatever the method: li2016's
+  Table 5 shares its ADD-d and RPP-d (delta = 0.1) runs with Table 1, tranthe2020's Figures 2
+  and 3 share MS-UCB (N0 = 1, alpha = 0, d = 5) with Figure 1.
+* With a smaller budget, when the method's proposals do not depend on the budget
+  (``Method.budget_independent``), the shorter run is exactly the longer run's first
+  ``budget`` evaluations (li2016's T = 500 tables from its T = 1000 runs).
+
+``hdbo reproduce`` then copies the evaluations instead of running the method again.
+:func:`prefix_donors` pairs the runs of such specs with the runs they can come from;
+:func:`derive_prefix_runs` copies the evaluations of finished runs of the store into it as
+finished runs of the other configs, and :func:`summary_copies` names the copies to make in a
+summary (:func:`hdbo.experiments.summary.copy_summary_runs`) when only the summary holds the run
+(a new machine going on from git). A copy's diagnostics say where it came from
+(``derived_from``); a copy of a whole run also keeps the run's own diagnostics, a shorter copy
+does not (they belong to the end of the longer run).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -22,24 +32,30 @@ from ..methods.registry import get_method_class
 from .spec import ExperimentSpec
 from .store import ClaimLostError, Evaluation, RunConfig, RunStore, canonical_json
 
-__all__ = ["derive_prefix_runs", "prefix_donors"]
+__all__ = ["derive_prefix_runs", "derived_from", "prefix_donors", "summary_copies"]
+
+
+def _same(entries: Sequence[Any], label: str, name: str, params: dict[str, Any]) -> Any:
+    """The entry (a spec's problem or method) with this registry name and these parameters, the
+    one with this label if several have them; None if none has."""
+    text = canonical_json(params)
+    hits = [e for e in entries if e.name == name and canonical_json(e.params) == text]
+    return next((e for e in hits if e.label == label), hits[0] if hits else None)
 
 
 def _donor_config(config: RunConfig, donor: ExperimentSpec) -> RunConfig | None:
     """The run of ``donor`` (at its scale) whose first ``config.budget`` evaluations are ``config``'s run."""
     if donor.budget < config.budget or config.seed not in donor.seeds:
         return None
-    try:
-        if not get_method_class(config.method).budget_independent:
+    if donor.budget > config.budget:  # a shorter run is a prefix only if the budget changes nothing
+        try:
+            if not get_method_class(config.method).budget_independent:
+                return None
+        except ValueError:  # an unknown method: the run itself will say so
             return None
-    except ValueError:  # an unknown method: the run itself will say so
-        return None
-    problem = next((p for p in donor.problems if p.label == config.problem_label), None)
-    method = next((m for m in donor.methods if m.label == config.label), None)
-    if problem is None or method is None or problem.name != config.problem or method.name != config.method:
-        return None
-    if (canonical_json(problem.params) != canonical_json(config.problem_params)
-            or canonical_json(method.params) != canonical_json(config.method_params)):
+    problem = _same(donor.problems, config.problem_label, config.problem, config.problem_params)
+    method = _same(donor.methods, config.label, config.method, config.method_params)
+    if problem is None or method is None:
         return None
     return RunConfig(
         experiment=donor.name, problem=problem.name, method=method.name, seed=config.seed, budget=donor.budget,
@@ -51,7 +67,11 @@ def _donor_config(config: RunConfig, donor: ExperimentSpec) -> RunConfig | None:
 def prefix_donors(
     configs: Iterable[RunConfig], specs: Sequence[ExperimentSpec]
 ) -> list[tuple[RunConfig, RunConfig]]:
-    """``(config, donor config)`` for every config that can be taken from a longer run.
+    """``(config, donor config)`` for every config that can be taken from a run of its ``prefix_of`` spec.
+
+    The donor run has the config's seed and the same problem and method (registry names and
+    parameters; the labels may differ, the donor spec's entry with the same label is preferred)
+    and a budget at least as large; a larger one only for a budget-independent method.
 
     Parameters
     ----------
@@ -64,7 +84,7 @@ def prefix_donors(
     -------
     list of (RunConfig, RunConfig)
         In the order of ``configs``; a config whose spec has no ``prefix_of``, whose donor spec
-        is not in ``specs`` or does not qualify (see :func:`_donor_config`) is left out.
+        is not in ``specs`` or that has no such run there is left out.
     """
     by_name = {s.name: s for s in specs}
     pairs = []
@@ -85,7 +105,7 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
     ``config.budget`` evaluations, when its own run is finished or owned by another live
     process, or when its own stored evaluations (of an earlier, interrupted attempt) are not
     the donor's first ones; otherwise the evaluations it lacks are appended (nothing is
-    deleted) and the run is marked finished.
+    deleted) and the run is marked finished, with the diagnostics of the module docstring.
 
     Parameters
     ----------
@@ -136,7 +156,33 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
                                      owner=claim.owner)
         except ClaimLostError:  # taken over meanwhile: the new owner finishes it
             continue
-        store.finish_run(run.id, diagnostics={"derived_from": f"{donor.experiment}, first {n} of {len(ev)} evaluations"},
-                         wall_seconds=seconds)
+        diagnostics = {"derived_from": derived_from(config, donor)}
+        if n == donor.budget and len(ev) == n:  # the whole run: its diagnostics are this run's
+            diagnostics = {**(rec.diagnostics or {}), **diagnostics}
+        store.finish_run(run.id, diagnostics=diagnostics, wall_seconds=seconds)
         done.append(config)
     return done
+
+
+def derived_from(config: RunConfig, donor: RunConfig) -> str:
+    """The ``derived_from`` diagnostic of ``config``'s copy of ``donor``'s run: the donor's
+    experiment, its label where it differs, and how much of it was copied."""
+    where = donor.experiment if donor.label == config.label else f"{donor.experiment} ({donor.label})"
+    if config.budget == donor.budget:
+        return f"{where}, the same run"
+    return f"{where}, first {config.budget} of {donor.budget} evaluations"
+
+
+def summary_copies(pairs: Iterable[tuple[RunConfig, RunConfig]]) -> list[tuple[RunConfig, RunConfig, str]]:
+    """The pairs of :func:`prefix_donors` as :func:`hdbo.experiments.summary.copy_summary_runs`
+    takes them: ``(config, donor, derived_from text)``.
+
+    Parameters
+    ----------
+    pairs : iterable of (RunConfig, RunConfig)
+
+    Returns
+    -------
+    list of (RunConfig, RunConfig, str)
+    """
+    return [(c, d, derived_from(c, d)) for c, d in pairs]

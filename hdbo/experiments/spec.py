@@ -116,15 +116,18 @@ which ``hdbo reproduce --plugin MODULE`` loads (see :mod:`hdbo.experiments.plugi
 
 Prefix runs
 -----------
-``prefix_of = "OTHER"`` names a spec of the same set whose runs are longer versions of this
-spec's runs: the same problems and methods with the same parameters at the scale run, the same
-seeds, a budget at least as large. ``hdbo reproduce`` then takes a run of this spec whose
-method is budget-independent (``Method.budget_independent``: its proposals do not depend on
-the budget) from the first ``budget`` evaluations of the finished run of ``OTHER`` with the
-same problem, method and seed, instead of running it again: the two runs are the same run, up
-to the budget. Such a run's diagnostics are only ``derived_from`` (the method's own diagnostics
-belong to the end of the longer run). A run whose longer version is not finished in the store
-(or whose method or parameters do not qualify) is run as usual; see ``experiments/README.md``.
+``prefix_of = "OTHER"`` names a spec of the same set that makes some of this spec's runs too:
+the same problem and method (registry names and parameters at the scale run; the labels may
+differ) and seed, with the same budget or a larger one. ``hdbo reproduce`` then copies such a
+run from the finished run of ``OTHER`` instead of running it again: with the same budget the
+two are the same run, whatever the method (the run seed alone seeds the problem instance and
+the method); with a larger budget, only when the method is budget-independent
+(``Method.budget_independent``: its proposals do not depend on the budget), as its first
+``budget`` evaluations. The copy's diagnostics hold ``derived_from``, and, for a copy of a whole
+run, the run's own diagnostics too (those of a longer run belong to its end). The copy is made in
+the store when the store holds the finished run, else in the summary when that does (a new
+machine going on from git). A run with no such run in ``OTHER``, or whose run is not finished,
+is run as usual; see ``experiments/README.md``.
 """
 
 from __future__ import annotations

@@ -73,7 +73,8 @@ from numpy.typing import NDArray
 from .._docstrings import fill_doc
 from .store import RunConfig, canonical_json
 
-__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "export_summary", "merge_summaries", "read_summary"]
+__all__ = ["SUMMARY_COLUMNS", "SummaryRun", "config_id", "copy_summary_runs", "export_summary", "merge_summaries",
+           "read_summary"]
 
 #: Columns of a summary written before the run columns existed; still read.
 _EVAL_COLUMNS = ("experiment", "problem", "problem_label", "method", "label", "seed", "budget", "status",
@@ -492,23 +493,11 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
         raise ValueError("summaries: expected at least one summary file (.csv.gz), got none")
     runs: dict[tuple, list[list[str]]] = {}
     for path in paths:
-        read_summary(path)  # validates the file (columns, every row) with the reader's messages
         mine: dict[tuple, list[list[str]]] = {}
-        with gzip.open(path, "rt", newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            next(reader)
-            key = None
-            segments: list[list[list[str]]] = []  # each run's rows (a file may repeat a key)
-            for row in reader:
-                row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: fewer run columns
-                if row[0]:  # a run's first row names it; the rows after it belong to it
-                    exp, _, plabel, _, label, seed, budget = row[:7]
-                    key = (exp, plabel, label, int(seed), int(budget))
-                    segments.append([])
-                segments[-1].append(row)
-                mine.setdefault(key, []).append(row)
-        for rows in segments:
-            _compact_written_run(rows)  # in place, so also in ``mine``
+        for rows in _written_runs(path):  # each run's rows (a file may repeat a key)
+            exp, _, plabel, _, label, seed, budget = rows[0][:7]
+            _compact_written_run(rows)
+            mine.setdefault((exp, plabel, label, int(seed), int(budget)), []).extend(rows)
         runs.update(mine)  # a later file's copy of a run replaces the earlier one as a whole
     n = 0
     with gzip.open(out, "wt", newline="", compresslevel=9) as fh:
@@ -518,3 +507,100 @@ def merge_summaries(summaries: Iterable[str | Path], out: str | Path) -> int:
             writer.writerows(rows)
             n += len(rows)
     return n
+
+
+def _written_runs(path: str | Path) -> list[list[list[str]]]:
+    """The rows of a summary as written (all columns, identity only on a run's first row), one
+    list per contiguous run; the file is validated first with :func:`read_summary`'s messages."""
+    read_summary(path)
+    out: list[list[list[str]]] = []
+    with gzip.open(path, "rt", newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        for row in reader:
+            row = row + [""] * (len(SUMMARY_COLUMNS) - len(row))  # an older summary: fewer run columns
+            if row[0]:  # a run's first row names it; the rows after it belong to it
+                out.append([])
+            out[-1].append(row)
+    return out
+
+
+def copy_summary_runs(summary: str | Path, pairs: Iterable[tuple[RunConfig, RunConfig, str]]) -> list[RunConfig]:
+    """Add to a summary, as finished runs of other configs, the first evaluations of its finished runs.
+
+    For ``hdbo reproduce``'s runs taken from another spec's runs (``prefix_of``, see
+    :mod:`hdbo.experiments.prefix`) on a machine whose store does not hold the longer run: the
+    summary does, so the copy is made there. A pair ``(config, donor, note)`` copies the rows of
+    the finished run of ``donor`` (found by :func:`config_id`) with ``t = 0 .. config.budget - 1``
+    as written (no value is rounded again) under ``config``'s identity; the copy's diagnostics are
+    ``{"derived_from": note}``, plus the donor's own when the copy is the whole run
+    (``config.budget == donor.budget``), and its wall time is the summed seconds of the rows
+    copied. A config that already has a finished run in the summary, and a donor that has none or
+    whose evaluations are not ``0 .. budget - 1`` in order, are skipped.
+
+    Parameters
+    ----------
+    summary : str or Path
+        An existing summary; rewritten in place when a run is added.
+    pairs : iterable of (RunConfig, RunConfig, str)
+        The run to add, the run to copy it from, and the ``derived_from`` text.
+
+    Returns
+    -------
+    list of RunConfig
+        The configs whose runs were added.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``summary`` does not exist.
+    ValueError
+        ``summary`` is not a summary.
+    """
+    written = _written_runs(summary)
+    finished = {rows[0][15]: rows for rows in written if rows[0][7] == "finished" and rows[0][15]}
+    added: list[list[list[str]]] = []
+    done: list[RunConfig] = []
+    for config, donor, note in pairs:
+        cid = config_id(config)
+        rows = finished.get(config_id(donor))
+        if cid in finished or rows is None:
+            continue
+        n = config.budget
+        kept: list[list[str]] = []
+        last_t = -1
+        for row in rows:
+            t = last_t + 1 if row[8] == "" else int(row[8])
+            if t >= n:
+                break
+            if t != last_t + 1:
+                kept = []
+                break
+            kept.append(list(row))
+            last_t = t
+        if len(kept) != n:
+            continue
+        diag = {"derived_from": note}
+        if n == donor.budget and len(rows) == n and rows[0][17]:
+            diag = {**json.loads(rows[0][17]), **diag}
+        seconds = sum(float(r[13] or 0.0) + float(r[14] or 0.0) for r in kept)
+        first = kept[0]
+        first[0], first[2], first[4], first[6], first[7] = (
+            config.experiment, config.problem_label, config.label, str(n), "finished")
+        first[15], first[16] = cid, _g(seconds, 6)
+        first[17] = json.dumps(diag, separators=(",", ":"), sort_keys=True, allow_nan=True)
+        finished[cid] = kept
+        added.append(kept)
+        done.append(config)
+    if added:
+        tmp = Path(summary).with_name(Path(summary).name + ".copies.tmp")
+        try:
+            with gzip.open(tmp, "wt", newline="", compresslevel=9) as fh:
+                writer = csv.writer(fh)
+                writer.writerow(SUMMARY_COLUMNS)
+                for kept in added:
+                    writer.writerows(kept)
+            merge_summaries([summary, tmp], summary)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return done

@@ -103,8 +103,8 @@ def test_reproduce_takes_the_runs_of_a_prefix_spec_from_the_longer_runs(tmp_path
         capsys.readouterr()
         assert main(common + ["--only", "toy-short"]) == 0
     err = capsys.readouterr().err
-    assert "2 run(s) taken from the first evaluations of longer runs (prefix_of)" in err
-    assert "2 run(s) of prefix_of specs have no matching longer run" in err  # DIRECT uses its budget
+    assert "2 run(s) taken from the evaluations of another spec's runs (prefix_of)" in err
+    assert "2 run(s) of prefix_of specs have no matching run in the spec they name" in err  # DIRECT uses its budget
     long, short = _runs(db, "toy-long"), _runs(db, "toy-short")
     assert len(short) == 4
     for seed in (0, 1):
@@ -119,7 +119,7 @@ def test_reproduce_takes_the_runs_of_a_prefix_spec_from_the_longer_runs(tmp_path
         assert drec.status == "finished" and len(dev) == 6 and "derived_from" not in (drec.diagnostics or {})
     # a second call finds everything done and copies nothing again
     assert main(common) == 0
-    assert "taken from the first evaluations" not in capsys.readouterr().err
+    assert "taken from the evaluations" not in capsys.readouterr().err
 
 
 def test_a_prefix_run_is_run_when_its_longer_run_is_not_available(tmp_path, capsys):
@@ -127,7 +127,7 @@ def test_a_prefix_run_is_run_when_its_longer_run_is_not_available(tmp_path, caps
     db = tmp_path / "s.db"
     assert main(["reproduce", "toy", *TOY, "--specs-dir", str(root), "--store", str(db), "--report",
                  str(tmp_path / "r.md"), "--no-progress", "--no-summary", "--only", "toy-short"]) == 0
-    assert "taken from the first evaluations" not in capsys.readouterr().err
+    assert "taken from the evaluations" not in capsys.readouterr().err
     short = _runs(db, "toy-short")
     assert all(rec.status == "finished" and len(ev) == 6 and not (rec.diagnostics or {}).get("derived_from")
                for rec, ev in short.values())
@@ -191,6 +191,116 @@ def test_prefix_of_is_parsed_and_checked(tmp_path):
     with pytest.raises(SpecError, match="a spec cannot be a prefix of itself"):
         parse_spec({"name": "a", "budget": 3, "seeds": 1, "prefix_of": "a",
                     "problems": [{"name": "sphere"}], "methods": [{"name": "random"}]}, source="x")
+
+
+def _same_specs(tmp_path: Path) -> Path:
+    """toy-long (budget 9) and toy-same (budget 9, prefix_of toy-long) whose methods have other labels."""
+    root = _specs(tmp_path)
+    text = textwrap.dedent(SPEC.format(name="same", budget=9, extra='prefix_of = "toy-long"'))
+    text = text.replace('label = "DIRECT"', 'label = "DIRECT (same)"').replace('label = "RS"', 'label = "Random"')
+    (root / "toy" / "short.toml").unlink()
+    (root / "toy" / "same.toml").write_text(text)
+    return root
+
+
+def test_a_run_of_the_same_budget_is_copied_whatever_the_method_and_label(tmp_path, capsys):
+    """With equal budgets the run is the same run: DIRECT (which uses its budget) is copied too,
+    under its own label, with the donor's diagnostics; the copy equals a run made from scratch."""
+    root = _same_specs(tmp_path)
+    db, scratch = tmp_path / "s.db", tmp_path / "scratch.db"
+    common = ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--report", str(tmp_path / "r.md"),
+              "--no-progress", "--no-summary"]
+    assert main(common + ["--store", str(db)]) == 0
+    assert "4 run(s) taken from the evaluations of another spec's runs (prefix_of)" in capsys.readouterr().err
+    # the same spec run alone in another store, without the donor runs: made from scratch
+    assert main(common + ["--store", str(scratch), "--only", "toy-same"]) == 0
+    assert "taken from the evaluations" not in capsys.readouterr().err
+    long, same, fresh = _runs(db, "toy-long"), _runs(db, "toy-same"), _runs(scratch, "toy-same")
+    assert sorted(same) == sorted(fresh) == [("DIRECT (same)", 0), ("DIRECT (same)", 1), ("Random", 0), ("Random", 1)]
+    for (label, seed), (rec, ev) in same.items():
+        donor_rec, donor_ev = long[({"DIRECT (same)": "DIRECT", "Random": "RS"}[label], seed)]
+        fresh_rec, fresh_ev = fresh[(label, seed)]
+        assert rec.status == "finished" and len(ev) == 9
+        np.testing.assert_array_equal(ev.X, fresh_ev.X)
+        np.testing.assert_array_equal(ev.f, fresh_ev.f)
+        np.testing.assert_array_equal(ev.X, donor_ev.X)
+        assert rec.diagnostics["derived_from"] == f"toy-long ({donor_rec.config.label}), the same run"
+        assert {k: v for k, v in rec.diagnostics.items() if k != "derived_from"} == (donor_rec.diagnostics or {})
+
+
+def test_a_new_machine_copies_shared_runs_in_the_summary(tmp_path, capsys):
+    """Only the committed summary holds the donor runs (a fresh store): the runs they share are
+    copied there, counted as done (nothing is run for them) and reported."""
+    from hdbo.experiments.summary import read_summary
+
+    root = _same_specs(tmp_path)
+    summ, rep = tmp_path / "summaries" / "toy.csv.gz", tmp_path / "toy.md"
+    common = ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--report", str(rep), "--no-progress",
+              "--summary", str(summ)]
+    assert main(common + ["--store", str(tmp_path / "first.db"), "--only", "toy-long"]) == 0
+    capsys.readouterr()
+    fresh = tmp_path / "second.db"
+    assert main(common + ["--store", str(fresh), "--only", "toy-same"]) == 0
+    err = capsys.readouterr().err
+    assert f"4 run(s) copied in {summ} from the runs of another spec that they are (prefix_of)" in err
+    assert "4 runs" in err and "(4 already done in" in err
+    with RunStore(fresh) as store:
+        assert store.list_runs() == []  # nothing run
+    runs = {(r.experiment, r.label, r.seed): r for r in read_summary(summ)}
+    for seed in (0, 1):
+        for label, donor_label in (("Random", "RS"), ("DIRECT (same)", "DIRECT")):
+            copy, donor = runs[("toy-same", label, seed)], runs[("toy-long", donor_label, seed)]
+            assert copy.status == "finished" and copy.budget == 9 and copy.config and copy.config != donor.config
+            np.testing.assert_array_equal(copy.f, donor.f)
+            np.testing.assert_array_equal(copy.t, donor.t)
+            assert copy.diagnostics["derived_from"] == f"toy-long ({donor_label}), the same run"
+    assert "toy-same" in rep.read_text()
+    # copied once: a second call finds them done
+    assert main(common + ["--store", str(fresh), "--only", "toy-same"]) == 0
+    assert "copied in" not in capsys.readouterr().err
+
+
+def test_a_shorter_copy_in_the_summary_takes_the_first_evaluations(tmp_path, capsys):
+    from hdbo.experiments.summary import read_summary
+
+    root = _specs(tmp_path)
+    summ = tmp_path / "toy.csv.gz"
+    common = ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--report", str(tmp_path / "toy.md"),
+              "--no-progress", "--summary", str(summ)]
+    assert main(common + ["--store", str(tmp_path / "a.db"), "--only", "toy-long"]) == 0
+    assert main(common + ["--store", str(tmp_path / "b.db"), "--only", "toy-short"]) == 0
+    assert "2 run(s) copied in" in capsys.readouterr().err  # RS only: DIRECT uses its budget
+    runs = {(r.experiment, r.label, r.seed): r for r in read_summary(summ)}
+    for seed in (0, 1):
+        copy, donor = runs[("toy-short", "RS", seed)], runs[("toy-long", "RS", seed)]
+        assert copy.budget == 6 and len(copy.t) == 6
+        np.testing.assert_array_equal(copy.f, donor.f[:6])
+        np.testing.assert_array_equal(copy.regret, donor.regret[:6])
+        assert copy.diagnostics == {"derived_from": "toy-long, first 6 of 9 evaluations"}
+        assert "derived_from" not in (runs[("toy-short", "DIRECT", seed)].diagnostics or {})  # run in b.db
+
+
+def test_shared_runs_of_the_paper_specs_are_found():
+    """li2016's Table 5 takes 6 of its 10 methods from Table 1 (T = 1000); tranthe2020's Figures 2
+    and 3 take MS-UCB (N0 = 1, alpha = 0, d = 5) from Figure 1 at D = 100, on both their problems."""
+    from hdbo.experiments.prefix import prefix_donors
+
+    base = Path(__file__).resolve().parents[2] / "experiments"
+    li = [load_spec(p).at_scale("full") for p in sorted((base / "li2016").glob("*.toml"))]
+    delta = next(s for s in li if s.name == "li2016-delta")
+    pairs = prefix_donors(delta.run_configs(), li)
+    assert len(pairs) == 6 * 50
+    assert {(c.label, d.label) for c, d in pairs} == {
+        ("ADD-5", "ADD-5"), ("ADD-10", "ADD-10"), ("ADD-25", "ADD-25"), ("RPP-5 delta=0.1", "RPP-5"),
+        ("RPP-10 delta=0.1", "RPP-10"), ("RPP-25 delta=0.1", "RPP-25")}
+    assert all(d.experiment == "li2016-D50-T1000" and d.budget == c.budget for c, d in pairs)
+    tt = [load_spec(p).at_scale("full") for p in sorted((base / "tranthe2020").glob("*.toml"))]
+    for name, label in (("tranthe2020-fig2", "MS-UCB (N0=1, alpha=0)"), ("tranthe2020-fig3", "MS-UCB (d=5)")):
+        spec = next(s for s in tt if s.name == name)
+        pairs = prefix_donors(spec.run_configs(), tt)
+        assert len(pairs) == 2 * 30
+        assert {(c.label, c.problem_label, d.label) for c, d in pairs} == {
+            (label, "Ackley D=100", "MS-UCB"), (label, "Hyper-Ellipsoid D=100", "MS-UCB")}
 
 
 def test_li2016_t500_tables_are_prefixes_of_the_t1000_runs():
