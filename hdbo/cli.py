@@ -475,17 +475,22 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _check_output(report_path, "--report")
     if summary_path is not None:
         _check_output(summary_path, "--summary")
-    if committed:  # runs shared with another spec, whose run only the summary holds: copied there
-        copied = _copy_in_summary(summary_path, [c for c in configs if config_id(c) not in committed], all_specs)
-        if copied:
-            committed = {r.config: r for r in read_summary(summary_path) if r.status == "finished" and r.config}
-            print(f"{copied} run(s) copied in {summary_path} from the runs of another spec that they are "
-                  "(prefix_of)", file=sys.stderr)
     ids = {config_id(c): c for c in configs}
     todo = [c for c in configs if config_id(c) not in committed]
-    if not args.no_run:
+    if not args.no_run:  # before the store is made (the runs shared with another spec still counted)
         _check_memory(todo, 1 if args.dask else args.workers)
     store = _open_store(":memory:" if args.no_run and not store_path.exists() else store_path)
+    if committed and todo:  # runs shared with another spec whose run only the summary holds: copied there
+        try:
+            copied = _copy_in_summary(store, summary_path, todo, all_specs)
+        except BaseException:
+            store.close()
+            raise
+        if copied:
+            committed = {r.config: r for r in read_summary(summary_path) if r.status == "finished" and r.config}
+            todo = [c for c in configs if config_id(c) not in committed]
+            print(f"{copied} run(s) copied in {summary_path} from the same runs of another spec (prefix_of)",
+                  file=sys.stderr)
     print(
         f"{args.name} ({scale}): {len(specs)} spec(s), {len(configs)} runs -> {store_path}"
         + (f" ({len(configs) - len(todo)} already done in {summary_path})" if len(todo) < len(configs) else "")
@@ -524,13 +529,21 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0 if summary is None else _report_errors(summary, store)
 
 
-def _copy_in_summary(summary_path: Any, configs: list[Any], all_specs: list[Any]) -> int:
+def _copy_in_summary(store: Any, summary_path: Any, configs: list[Any], all_specs: list[Any]) -> int:
     """Copy in the summary the runs of ``configs`` that are runs of another spec it holds finished
-    (``prefix_of``; see :mod:`hdbo.experiments.prefix`); returns how many were copied."""
+    (``prefix_of``; see :mod:`hdbo.experiments.prefix`), except where the store can do it: a
+    config with a run in the store (finished, or interrupted and to be completed there) or whose
+    donor run the store holds finished is left to :func:`_run_with_prefixes`, which copies in the
+    store (with the whole diagnostics and exact seconds). Returns how many were copied."""
     from .experiments.prefix import prefix_donors, summary_copies
     from .experiments.summary import copy_summary_runs
 
-    pairs = prefix_donors(configs, all_specs)
+    def store_has(config: Any, finished: bool) -> bool:
+        rec = store.find_run(config)
+        return rec is not None and (rec.status == "finished" or not finished)
+
+    pairs = [(c, d) for c, d in prefix_donors(configs, all_specs)
+             if not store_has(c, finished=False) and not store_has(d, finished=True)]
     return len(copy_summary_runs(summary_path, summary_copies(pairs))) if pairs else 0
 
 
@@ -554,8 +567,8 @@ def _run_with_prefixes(store: Any, todo: list[Any], all_specs: list[Any], args: 
     prefixed = {s.name for s in all_specs if s.prefix_of is not None}
     n_alone = sum(c.experiment in prefixed for c in todo) - len(pairs)
     if n_alone:
-        print(f"{n_alone} run(s) of prefix_of specs have no matching run in the spec they name (problem, method, "
-              "parameters or budget differ) and are run as usual", file=sys.stderr)
+        print(f"{n_alone} run(s) of prefix_of specs are not runs of the spec they name (another problem, method, "
+              "parameters, seed or budget) and are run as usual", file=sys.stderr)
     derived = {config_id(c) for c in derive_prefix_runs(store, pairs.values())}
     todo_ids = {config_id(c) for c in todo}
     later = [c for c in todo if (cid := config_id(c)) in pairs and cid not in derived
@@ -769,7 +782,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rpr.add_argument(
         "--no-run", action="store_true",
-        help="run nothing: write the report from the runs already in the store and the summary",
+        help="run nothing: write the report from the runs already in the store and the summary (runs "
+             "that a prefix_of spec shares with another spec's finished runs are still copied, see "
+             "experiments/README.md)",
     )
     rpr.add_argument(
         "--summary", metavar="PATH",

@@ -101,8 +101,8 @@ def prefix_donors(
 def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConfig]]) -> list[RunConfig]:
     """Store each config's run as the first evaluations of its donor's finished run.
 
-    A config is skipped when its donor has no finished run in ``store`` with at least
-    ``config.budget`` evaluations, when its own run is finished or owned by another live
+    A config is skipped when its donor has no finished run in ``store`` (with at least
+    ``config.budget`` evaluations when the donor's budget is larger), when its own run is finished or owned by another live
     process, or when its own stored evaluations (of an earlier, interrupted attempt) are not
     the donor's first ones; otherwise the evaluations it lacks are appended (nothing is
     deleted) and the run is marked finished, with the diagnostics of the module docstring.
@@ -123,9 +123,10 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
         rec = store.find_run(donor)
         if rec is None or rec.status != "finished":
             continue
-        n = config.budget
         ev = store.load_evaluations(rec.id)
-        if len(ev) < n or not np.array_equal(ev.t[:n], np.arange(n)):
+        whole = config.budget == donor.budget  # the same run: all of it, also if it ended early
+        n = len(ev) if whole else config.budget
+        if n == 0 or len(ev) < n or not np.array_equal(ev.t[:n], np.arange(n)):
             continue
         own = store.find_run(config)
         if own is not None and own.status == "finished":
@@ -150,14 +151,15 @@ def derive_prefix_runs(store: RunStore, pairs: Iterable[tuple[RunConfig, RunConf
                        ask_seconds=float(ev.ask_seconds[i]), eval_seconds=float(ev.eval_seconds[i]))
             for i in range(k, n)
         ]
-        seconds = float(np.nansum(ev.ask_seconds[:n]) + np.nansum(ev.eval_seconds[:n]))
+        seconds = (float(rec.wall_seconds) if whole
+                   else float(np.nansum(ev.ask_seconds[:n]) + np.nansum(ev.eval_seconds[:n])))
         try:
             store.append_evaluations(run.id, evals, method_state={}, noise_rng_state=None, wall_seconds=seconds,
                                      owner=claim.owner)
         except ClaimLostError:  # taken over meanwhile: the new owner finishes it
             continue
         diagnostics = {"derived_from": derived_from(config, donor)}
-        if n == donor.budget and len(ev) == n:  # the whole run: its diagnostics are this run's
+        if whole:  # the same run: its diagnostics are this run's
             diagnostics = {**(rec.diagnostics or {}), **diagnostics}
         store.finish_run(run.id, diagnostics=diagnostics, wall_seconds=seconds)
         done.append(config)

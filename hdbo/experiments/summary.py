@@ -61,7 +61,9 @@ import gzip
 import hashlib
 import json
 import math
+import os
 import sqlite3
+import tempfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -529,14 +531,16 @@ def copy_summary_runs(summary: str | Path, pairs: Iterable[tuple[RunConfig, RunC
     """Add to a summary, as finished runs of other configs, the first evaluations of its finished runs.
 
     For ``hdbo reproduce``'s runs taken from another spec's runs (``prefix_of``, see
-    :mod:`hdbo.experiments.prefix`) on a machine whose store does not hold the longer run: the
+    :mod:`hdbo.experiments.prefix`) on a machine whose store does not hold the donor run: the
     summary does, so the copy is made there. A pair ``(config, donor, note)`` copies the rows of
-    the finished run of ``donor`` (found by :func:`config_id`) with ``t = 0 .. config.budget - 1``
-    as written (no value is rounded again) under ``config``'s identity; the copy's diagnostics are
-    ``{"derived_from": note}``, plus the donor's own when the copy is the whole run
-    (``config.budget == donor.budget``), and its wall time is the summed seconds of the rows
-    copied. A config that already has a finished run in the summary, and a donor that has none or
-    whose evaluations are not ``0 .. budget - 1`` in order, are skipped.
+    the finished run of ``donor`` (found by :func:`config_id`) as written (no value is rounded
+    again) under ``config``'s identity: all of them when the budgets are equal (the same run, also
+    one that ended before its budget), with the donor's scalar diagnostics (plus ``derived_from``:
+    note) and wall time; otherwise those with ``t = 0 .. config.budget - 1``, with only
+    ``{"derived_from": note}`` and the summed (rounded) seconds of the rows copied as wall time. A
+    config that already has a finished run in the summary, and a donor that has none or whose
+    evaluations are not ``0, 1, ...`` in order (enough of them for the copy), are skipped. The
+    summary is replaced in one step (a new file moved over it), never left half-written.
 
     Parameters
     ----------
@@ -566,7 +570,8 @@ def copy_summary_runs(summary: str | Path, pairs: Iterable[tuple[RunConfig, RunC
         rows = finished.get(config_id(donor))
         if cid in finished or rows is None:
             continue
-        n = config.budget
+        whole = config.budget == donor.budget  # the same run: all of it, also if it ended early
+        n = len(rows) if whole else config.budget
         kept: list[list[str]] = []
         last_t = -1
         for row in rows:
@@ -578,29 +583,28 @@ def copy_summary_runs(summary: str | Path, pairs: Iterable[tuple[RunConfig, RunC
                 break
             kept.append(list(row))
             last_t = t
-        if len(kept) != n:
+        if not kept or len(kept) != n:
             continue
         diag = {"derived_from": note}
-        if n == donor.budget and len(rows) == n and rows[0][17]:
+        if whole and rows[0][17]:
             diag = {**json.loads(rows[0][17]), **diag}
-        seconds = sum(float(r[13] or 0.0) + float(r[14] or 0.0) for r in kept)
+        wall = rows[0][16] if whole else _g(sum(float(r[13] or 0.0) + float(r[14] or 0.0) for r in kept), 6)
         first = kept[0]
         first[0], first[2], first[4], first[6], first[7] = (
-            config.experiment, config.problem_label, config.label, str(n), "finished")
-        first[15], first[16] = cid, _g(seconds, 6)
+            config.experiment, config.problem_label, config.label, str(config.budget), "finished")
+        first[15], first[16] = cid, wall
         first[17] = json.dumps(diag, separators=(",", ":"), sort_keys=True, allow_nan=True)
         finished[cid] = kept
         added.append(kept)
         done.append(config)
-    if added:
-        tmp = Path(summary).with_name(Path(summary).name + ".copies.tmp")
-        try:
-            with gzip.open(tmp, "wt", newline="", compresslevel=9) as fh:
+    if added:  # written beside the summary, then moved over it in one step (never half-written)
+        with tempfile.TemporaryDirectory(dir=Path(summary).parent) as tmp:
+            copies, merged = Path(tmp) / "copies.csv.gz", Path(tmp) / "merged.csv.gz"
+            with gzip.open(copies, "wt", newline="", compresslevel=9) as fh:
                 writer = csv.writer(fh)
                 writer.writerow(SUMMARY_COLUMNS)
                 for kept in added:
                     writer.writerows(kept)
-            merge_summaries([summary, tmp], summary)
-        finally:
-            tmp.unlink(missing_ok=True)
+            merge_summaries([summary, copies], merged)
+            os.replace(merged, summary)
     return done

@@ -104,7 +104,7 @@ def test_reproduce_takes_the_runs_of_a_prefix_spec_from_the_longer_runs(tmp_path
         assert main(common + ["--only", "toy-short"]) == 0
     err = capsys.readouterr().err
     assert "2 run(s) taken from the evaluations of another spec's runs (prefix_of)" in err
-    assert "2 run(s) of prefix_of specs have no matching run in the spec they name" in err  # DIRECT uses its budget
+    assert "2 run(s) of prefix_of specs are not runs of the spec they name" in err  # DIRECT uses its budget
     long, short = _runs(db, "toy-long"), _runs(db, "toy-short")
     assert len(short) == 4
     for seed in (0, 1):
@@ -242,7 +242,7 @@ def test_a_new_machine_copies_shared_runs_in_the_summary(tmp_path, capsys):
     fresh = tmp_path / "second.db"
     assert main(common + ["--store", str(fresh), "--only", "toy-same"]) == 0
     err = capsys.readouterr().err
-    assert f"4 run(s) copied in {summ} from the runs of another spec that they are (prefix_of)" in err
+    assert f"4 run(s) copied in {summ} from the same runs of another spec (prefix_of)" in err
     assert "4 runs" in err and "(4 already done in" in err
     with RunStore(fresh) as store:
         assert store.list_runs() == []  # nothing run
@@ -254,7 +254,12 @@ def test_a_new_machine_copies_shared_runs_in_the_summary(tmp_path, capsys):
             np.testing.assert_array_equal(copy.f, donor.f)
             np.testing.assert_array_equal(copy.t, donor.t)
             assert copy.diagnostics["derived_from"] == f"toy-long ({donor_label}), the same run"
-    assert "toy-same" in rep.read_text()
+            assert copy.wall_seconds == donor.wall_seconds
+            # the whole run: the donor's (scalar) diagnostics come with it
+            assert {k: v for k, v in copy.diagnostics.items() if k != "derived_from"} == (donor.diagnostics or {})
+        assert runs[("toy-same", "DIRECT (same)", seed)].diagnostics.keys() > {"derived_from"}
+    report = rep.read_text()
+    assert "| Random | 2 |" in report and "| DIRECT (same) | 2 |" in report  # the copies are reported
     # copied once: a second call finds them done
     assert main(common + ["--store", str(fresh), "--only", "toy-same"]) == 0
     assert "copied in" not in capsys.readouterr().err
@@ -315,3 +320,70 @@ def test_li2016_t500_tables_are_prefixes_of_the_t1000_runs():
         pairs = prefix_donors(configs, specs)
         assert len(pairs) == len(configs) == 7 * 50
         assert all(d.budget == 1010 and d.experiment == spec.prefix_of for _, d in pairs)
+
+
+def test_the_store_copies_what_it_holds_the_summary_the_rest(tmp_path, capsys):
+    """Where the store holds the donor run finished, the copy is made in the store (whole
+    diagnostics, exact seconds), not in the summary."""
+    root = _same_specs(tmp_path)
+    summ, db = tmp_path / "toy.csv.gz", tmp_path / "s.db"
+    common = ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--report", str(tmp_path / "toy.md"),
+              "--no-progress", "--summary", str(summ), "--store", str(db)]
+    assert main(common + ["--only", "toy-long"]) == 0
+    capsys.readouterr()
+    assert main(common + ["--only", "toy-same"]) == 0
+    err = capsys.readouterr().err
+    assert "copied in" not in err and "4 run(s) taken from the evaluations of another spec's runs" in err
+    same = _runs(db, "toy-same")
+    assert len(same) == 4 and all(rec.status == "finished" for rec, _ in same.values())
+
+
+def test_copy_summary_runs_skips_what_it_cannot_copy_and_keeps_failed_evaluations(tmp_path):
+    """Direct calls: a failed evaluation is copied as failed; a config already finished in the
+    summary, a donor that is not in it or not finished, and a donor with a gap in t are skipped."""
+    import csv
+    import gzip
+
+    from hdbo.experiments.runner import run_many
+    from hdbo.experiments.summary import config_id, copy_summary_runs, export_summary, read_summary
+    from _hdbo_test_problems import FLAKY, make_config
+
+    db, summ = tmp_path / "s.db", tmp_path / "s.csv.gz"
+    donor = make_config(experiment="long", problem=FLAKY, method="random", budget=30, label="RS")
+    unfinished = make_config(experiment="long", problem=FLAKY, method="random", budget=30, label="RS", seed=1)
+    with RunStore(db) as store:
+        run_many(store, [donor], progress=False)
+        store.get_or_create_run(unfinished)  # pending, no evaluations: not in the summary
+    export_summary(db, summ)
+    [d] = read_summary(summ)
+    assert d.failed.any() and not d.failed.all()  # the flaky problem failed some evaluations
+    short = make_config(experiment="short", problem=FLAKY, method="random", budget=12, label="R")
+    same = make_config(experiment="same", problem=FLAKY, method="random", budget=30, label="R")
+    lost = make_config(experiment="short", problem=FLAKY, method="random", budget=12, label="R", seed=1)
+    done = copy_summary_runs(summ, [(short, donor, "n1"), (same, donor, "n2"), (lost, unfinished, "n3")])
+    assert done == [short, same]
+    runs = {r.experiment: r for r in read_summary(summ)}
+    for name, n in (("short", 12), ("same", 30)):
+        r = runs[name]
+        assert r.config == config_id(short if name == "short" else same) and len(r.t) == n
+        for field in ("f", "y", "regret", "failed", "t"):
+            np.testing.assert_array_equal(getattr(r, field), getattr(d, field)[:n])
+    assert copy_summary_runs(summ, [(short, donor, "again")]) == []  # already finished there
+    # a donor whose written evaluations have a gap (t = 5 missing) is not copied
+    with gzip.open(summ, "rt", newline="") as fh:
+        rows = list(csv.reader(fh))
+    out, run, t = [rows[0]], None, -1
+    for r in rows[1:]:
+        if r[0]:
+            run, t = r[0], int(r[8])
+        else:
+            t = t + 1 if r[8] == "" else int(r[8])
+        if run == "long" and t == 5:
+            continue  # dropped: the run now jumps from t = 4 to t = 6
+        if run == "long" and t == 6:
+            r = r[:8] + ["6"] + r[9:]
+        out.append(r)
+    with gzip.open(summ, "wt", newline="") as fh:
+        csv.writer(fh).writerows(out)
+    other = make_config(experiment="other", problem=FLAKY, method="random", budget=12, label="R")
+    assert copy_summary_runs(summ, [(other, donor, "gap")]) == []
