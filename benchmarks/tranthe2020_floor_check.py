@@ -21,6 +21,10 @@ Usage (OMP_NUM_THREADS=1):
       many draws it lies above each baseline's mean log10 S_T (committed summary); random
       search's median log10 S_T with the same T; a few derived numbers (Camelback's chance of
       two fixed active coordinates, Theorem 1's exponent, Hyper-Ellipsoid's other form).
+  python benchmarks/tranthe2020_floor_check.py fig3 [REPS]
+      Figure 3 (d in {1, 2, 5, 10}, D = 100, Ackley and Hyper-Ellipsoid): the same floor for each
+      d (D - d fixed coordinates), next to our runs' mean log10 S_T per d, and in how many draws
+      a larger d has the lower floor (whether "larger d converges faster" can show at T = 320).
   python benchmarks/tranthe2020_floor_check.py runs [STORE]
       For the spec's MS-UCB runs in a local store (default runs/tranthe2020-full.db): S_T, the
       run's own floor over all of its Z_T (rebuilt from its seed with MSUCB.subspaces) and over
@@ -112,15 +116,16 @@ def camel_floor(Z, a0, a1, D):
     return F - CAMEL_MIN
 
 
-def floor_fn(problem, D):
-    """z rows (n, D - d) -> regret of the best point of each subspace."""
+def floor_fn(problem, D, d=D_FREE):
+    """z rows (n, D - d) -> regret of the best point of each subspace (its d free coordinates last)."""
     if problem.name == "camelback":
+        assert d == D_FREE
         a0, a1 = problem.structure["active_dims"]
         return lambda Z: camel_floor(Z, a0, a1, D)
-    ystar = np.atleast_2d(problem.optimizer)[0, D - D_FREE:]
+    ystar = np.atleast_2d(problem.optimizer)[0, D - d:]
 
     def f(Z):
-        X = np.hstack([Z, np.broadcast_to(ystar, (len(Z), D_FREE))])
+        X = np.hstack([Z, np.broadcast_to(ystar, (len(Z), d))])
         return problem.regret(problem(X))
     return f
 
@@ -216,6 +221,44 @@ def cmd_floor(reps=1000):
 BASELINES = ("GP-UCB", "DropoutUCB", "LineBO", "SRE", "REMBO", "HeSBO")
 
 
+def cmd_fig3(reps=1000):
+    """Figure 3 (d in {1, 2, 5, 10}, D = 100): the floor for each d, and how far apart the d's are."""
+    spec = next(load_spec(p) for p in find_specs("tranthe2020") if load_spec(p).name == "tranthe2020-fig3")
+    means = summary_means(spec.name)
+    D, ds = 100, (1, 2, 5, 10)
+    print(f"Figure 3: floor under MS-UCB's S_T for each subspace dimension d (N0 = 1, alpha = 0, T = {T}: "
+          f"{T - N_INIT} z and {N_INIT} initial points, the d free coordinates last), {reps} draws of Z_T and the "
+          "initial points per d; ours: mean log10 S_T +- standard error over the finished runs of the committed "
+          "summary (runs); P(floor_d' < floor_d): in how many of the draws, paired by draw index, the larger "
+          "d' has the lower floor.\n")
+    print("| problem | d | log10 floor: median (10-90 %) | the subspaces' part alone: median | draws where the initial "
+          "points set the floor | ours: mean log10 S_T (runs) | P(floor of the next larger d is lower) |")
+    print("|---|---:|---|---:|---:|---|---:|")
+    for p in spec.problems:
+        prob = _problem(spec, p, 0)
+        lbs, zpart, init_wins = {}, {}, {}
+        for d in ds:
+            rng = np.random.default_rng(20_26_11_28 + d)
+            fl = floor_fn(prob, D, d)
+            b, bz = np.empty(reps), np.empty(reps)
+            for i in range(reps):
+                Z = rng.uniform(-1, 1, (T - N_INIT, D - d))
+                X0 = rng.uniform(-1, 1, (N_INIT, D))
+                bz[i] = float(np.min(fl(Z)))
+                b[i] = min(bz[i], float(np.min(prob.regret(prob(X0)))))
+            lbs[d] = np.array([_lg(v) for v in b])
+            zpart[d] = float(np.median([_lg(v) for v in bz]))
+            init_wins[d] = int(np.sum(b < bz))
+        for k, d in enumerate(ds):
+            v = means.get((p.label, f"MS-UCB (d={d})"), [])
+            ours = f"{np.mean(v):.4g} +- {np.std(v, ddof=1) / math.sqrt(len(v)):.2g} ({len(v)})" if len(v) > 1 else "-"
+            nxt = f"{np.mean(lbs[ds[k + 1]] < lbs[d]):.2f}" if k + 1 < len(ds) else ""
+            q = np.percentile(lbs[d], [10, 50, 90])
+            print(f"| {p.label} | {d} | {q[1]:.4g} ({q[0]:.4g} to {q[2]:.4g}) | {zpart[d]:.4g} | {init_wins[d]} | "
+                  f"{ours} | {nxt} |")
+            sys.stdout.flush()
+
+
 def cmd_runs(store=STORE):
     specs = _specs()
     con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
@@ -276,6 +319,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "floor"
     if mode == "floor":
         cmd_floor(int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
+    elif mode == "fig3":
+        cmd_fig3(int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
     elif mode == "runs":
         cmd_runs(*sys.argv[2:3])
     else:
