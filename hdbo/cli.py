@@ -500,6 +500,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     with store:
         if args.no_run:
             summary = None
+            if store.path != ":memory:":  # runs shared with another spec's finished runs: copied, not run
+                from .experiments.prefix import derive_prefix_runs, prefix_donors
+
+                derived = derive_prefix_runs(store, prefix_donors(todo, all_specs))
+                if derived:
+                    print(f"{len(derived)} run(s) taken from the evaluations of another spec's runs (prefix_of)",
+                          file=sys.stderr)
         else:
             summary = _run_with_prefixes(store, todo, all_specs, args, plugins)
         found = {cid: rec for cid, rec in ((cid, store.find_run(c)) for cid, c in ids.items()) if rec is not None}

@@ -387,3 +387,19 @@ def test_copy_summary_runs_skips_what_it_cannot_copy_and_keeps_failed_evaluation
         csv.writer(fh).writerows(out)
     other = make_config(experiment="other", problem=FLAKY, method="random", budget=12, label="R")
     assert copy_summary_runs(summ, [(other, donor, "gap")]) == []
+
+
+def test_no_run_copies_the_shared_runs_the_store_holds(tmp_path, capsys):
+    """--no-run runs nothing, but a run that is a copy of a finished run in the store is copied
+    (li2016's T = 500 and Table 5 runs when the T = 1000 runs were made with --only)."""
+    root = _same_specs(tmp_path)
+    db = tmp_path / "s.db"
+    common = ["reproduce", "toy", *TOY, "--specs-dir", str(root), "--report", str(tmp_path / "toy.md"),
+              "--no-progress", "--no-summary", "--store", str(db)]
+    assert main(common + ["--only", "toy-long"]) == 0
+    capsys.readouterr()
+    assert main(common + ["--no-run"]) == 0
+    assert "4 run(s) taken from the evaluations of another spec's runs" in capsys.readouterr().err
+    same = _runs(db, "toy-same")
+    assert len(same) == 4 and all(rec.status == "finished" and len(ev) == 9 for rec, ev in same.values())
+    assert "| Random | 2 |" in (tmp_path / "toy.md").read_text()
