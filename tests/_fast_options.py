@@ -61,6 +61,8 @@ FAST_OPTIONS: dict[str, dict] = {
     "peer:tpe": {"n_startup_trials": 4},
     "peer:optuna-gp": {"n_startup_trials": 10},  # Optuna's GP proposal takes about a second
     "peer:cma": {"popsize": 4},  # generations end at 4, 8, 12: resumes inside and at their ends
+    # SMAC: 4 Sobol points, then a forest every 8 proposals (each fit takes about a second).
+    "peer:smac": {"n_init": 4, "challengers": 200},
 }
 
 
@@ -95,6 +97,7 @@ RUNNER_OPTIONS: dict[str, dict] = {
     "peer:botorch": {"n_init": 4, "num_restarts": 2, "raw_samples": 32},
     "peer:tpe": {"n_startup_trials": 4},
     "peer:optuna-gp": {"n_startup_trials": 7},
+    "peer:smac": {"n_init": 4, "challengers": 200},
 }
 
 

@@ -1,7 +1,8 @@
 """Peers: the optimizers people use today, wrapped as hdbo methods (optional extra ``peers``).
 
 ``peer:botorch`` (BoTorch's vanilla GP with LogEI), ``peer:tpe`` and ``peer:optuna-gp``
-(Optuna's TPE and GP samplers) and ``peer:cma`` (CMA-ES from the ``cma`` package) run through
+(Optuna's TPE and GP samplers), ``peer:cma`` (CMA-ES from the ``cma`` package) and
+``peer:smac`` (SMAC3's random-forest SMBO, extra ``smac``) run through
 ``hdbo run``, the store, :func:`hdbo.minimize` and :class:`hdbo.Optimizer` exactly like hdbo's
 own methods. They are registered whether or not their packages are installed; the packages are
 imported when a peer is built, and a missing one raises :class:`ModuleNotFoundError` naming
@@ -46,7 +47,7 @@ from ._state import internal_array, internal_int, state_int
 from .base import Method
 from .registry import register
 
-__all__ = ["BoTorchPeer", "OptunaTPEPeer", "OptunaGPPeer", "CMAPeer", "PEER_PACKAGES", "PEERS_INSTALL",
+__all__ = ["BoTorchPeer", "OptunaTPEPeer", "OptunaGPPeer", "CMAPeer", "SMACPeer", "PEER_PACKAGES", "PEERS_INSTALL",
            "require_peer_packages"]
 
 # The modules each peer imports when it is built.
@@ -55,11 +56,12 @@ PEER_PACKAGES: dict[str, tuple[str, ...]] = {
     "peer:tpe": ("optuna",),
     "peer:optuna-gp": ("optuna", "torch", "scipy"),
     "peer:cma": ("cma",),
+    "peer:smac": ("smac", "ConfigSpace"),
 }
 
 PEERS_INSTALL = ('install torch\'s CPU wheel first, `pip install torch==2.13.0` (otherwise pip pulls the CUDA '
                  'build, about 5.5 GB), then the extra: `pip install -e ".[peers]"` (or `pip install botorch optuna '
-                 'cma`)')
+                 'cma smac`)')
 
 
 def require_peer_packages(method: str, *modules: str) -> list[Any]:
@@ -571,3 +573,201 @@ class CMAPeer(Method):
             ``{"sigma": float or None}``.
         """
         return {"sigma": None if self._es is None else float(self._es.sigma)}
+
+
+# =========================================================================== SMAC3
+@register
+class SMACPeer(Method):
+    """SMAC3's random-forest SMBO (``peer:smac``) through SMAC's ask/tell.
+
+    SMAC (Hutter, Hoos, Leyton-Brown 2011) models the objective with a random forest and
+    maximizes expected improvement by local search from the best configurations seen plus
+    random sampling, with random configurations interleaved. This peer runs SMAC3's
+    ``HyperparameterOptimizationFacade`` at its defaults on the unit cube (one ``Float`` in
+    ``[0, 1]`` per coordinate; the box mapped affinely): a scrambled Sobol initial design of
+    ``min(10 D, budget / 4)`` points, a random forest of 10 trees on log-scaled costs, log-EI
+    maximized over ``challengers = 10000`` candidates, one random configuration in five, and a
+    new model every 8 proposals. The forest is fitted and queried on one thread (SMAC's default
+    uses every core through joblib threads, which on a shared machine mostly wait; the trees
+    are the same). The scenario is deterministic (one evaluation per
+    configuration) with ``n_trials = budget`` (SMAC's own default of 100 without a budget,
+    which only sizes the initial design: proposals go on past it). SMAC minimizes; it is told
+    ``-y``. SMAC's seed (scenario, configuration space) is drawn from the method's generator.
+    Nothing is written to the working directory (SMAC's output goes to a temporary directory
+    removed with the method) and SMAC's logging setup is not run.
+
+    A failed evaluation is told to SMAC as the worst cost told so far (0 if none succeeded),
+    since SMAC's own crash cost (infinite by default) leaves its forest with NaN targets. A
+    told point that SMAC did not propose (a user's own point, a failure's replacement) is told
+    as a trial SMAC did not ask, on the intensifier's seed.
+
+    The state holds SMAC's seed and the order of SMAC's asks and of the tells. A resumed run
+    replays them through a fresh SMAC (SMAC asked again where it asked, each point told where
+    it was told, matched to SMAC's proposals as in the run). SMAC is deterministic under its
+    seed, so this rebuilds the uninterrupted run's SMAC, pending proposals included, and the
+    next proposals are the same (tested), as long as the SMAC and ConfigSpace versions are the
+    same (with others the history is told as it was, and the proposals differ). The replay
+    costs what those proposals cost the first time (at D = 50, about 30 s for every 8
+    proposals of SMAC's model on a shared core).
+
+    Batches: ``ask(n)`` makes n consecutive SMAC asks, SMAC's own way of serving parallel
+    workers (its intensifier hands out new configurations while others run).
+
+    Parameters
+    ----------
+    bounds : Box or array_like of shape (D, 2)
+        Search box.
+    seed : int, Generator or None
+        Random source (SMAC's seed).
+    budget : int, optional
+        SMAC's ``n_trials`` (sizes the initial design: at most a quarter of it).
+    structure : dict, optional
+        Unused.
+    n_init : int or None, default None
+        Size of the Sobol initial design (None: SMAC's default ``min(10 D, budget / 4)``).
+    challengers : int, default 10000
+        Candidates of SMAC's acquisition search (local search plus random sampling; SMAC's
+        default).
+
+    Raises
+    ------
+    ValueError
+        If an option is out of range.
+    ModuleNotFoundError
+        If smac or ConfigSpace is missing (install the ``peers`` extra).
+    """
+
+    name = "peer:smac"
+
+    def __init__(self, bounds, *, n_init: int | None = None, challengers: int = 10000, **kwargs: Any) -> None:
+        super().__init__(bounds, **kwargs)
+        self.n_init = check_int(n_init, "n_init", low=1, allow_none=True)
+        self.challengers = check_int(challengers, "challengers", low=1)
+        require_peer_packages(self.name, *PEER_PACKAGES[self.name])
+        self._smac_seed = _seed_from(self.rng)
+        self._smac: Any = None
+        self._tmp: Any = None
+        self._events: list[str] = []  # "a": SMAC asked; "t": a point told (in the history's order)
+        self._proposed = 0  # told points that SMAC proposed
+        self._out: list[tuple[NDArray[np.float64], Any]] = []  # SMAC's proposals not told yet
+        self._trial_seed: int | None = None  # the intensifier's seed, known from the first proposal
+        self._worst = -np.inf  # largest cost (-y) told so far
+
+    @contextlib.contextmanager
+    def _quiet(self) -> Iterator[None]:
+        """SMAC's loggers at ERROR and its warnings off for one call (restored afterwards)."""
+        import logging
+
+        logger = logging.getLogger("smac")
+        before = logger.level
+        logger.setLevel(logging.ERROR)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield
+        finally:
+            logger.setLevel(before)
+
+    def _build(self) -> None:
+        """A fresh SMAC that has seen the recorded asks and tells again, in their order."""
+        import tempfile
+
+        from ConfigSpace import ConfigurationSpace, Float
+        from smac import HyperparameterOptimizationFacade as HPO
+        from smac import Scenario
+
+        cs = ConfigurationSpace(seed=self._smac_seed)
+        cs.add([Float(f"x{i}", (0.0, 1.0)) for i in range(self.dim)])
+        self._tmp = tempfile.TemporaryDirectory(prefix="hdbo-smac-")
+        extra = {} if self.budget is None else {"n_trials": int(self.budget)}
+        with self._quiet():
+            scenario = Scenario(cs, deterministic=True, seed=self._smac_seed, output_directory=self._tmp.name,
+                                **extra)
+            design = HPO.get_initial_design(scenario, n_configs=self.n_init)
+            maximizer = HPO.get_acquisition_maximizer(scenario, challengers=self.challengers)
+            model = HPO.get_model(scenario)
+            if isinstance(getattr(model, "_rf_opts", None), dict):  # one thread (SMAC's default: every core)
+                model._rf_opts["n_jobs"] = 1
+            self._smac = HPO(scenario, target_function=_smac_unused_target, model=model, initial_design=design,
+                             acquisition_maximizer=maximizer, overwrite=True, logging_level=False)
+        self._space = cs
+        self._out, self._trial_seed, self._worst, self._proposed = [], None, -np.inf, 0
+        U = np.clip(self.to_canonical(self.X_all), 0.0, 1.0)
+        told = 0
+        for event in self._events:
+            if event == "a":
+                self._out.append(self._smac_ask())
+            else:
+                self._match_and_tell(U[told], self._y[told])
+                told += 1
+
+    def _smac_ask(self) -> tuple[NDArray[np.float64], Any]:
+        with self._quiet():
+            info = self._smac.ask()
+        if self._trial_seed is None:
+            self._trial_seed = info.seed
+        u = np.clip(np.array([info.config[f"x{i}"] for i in range(self.dim)], dtype=float), 0.0, 1.0)
+        return u, info
+
+    def _smac_tell(self, u: NDArray[np.float64], y: float, info: Any) -> None:
+        from ConfigSpace import Configuration
+        from smac.runhistory.dataclasses import TrialInfo, TrialValue
+
+        if info is None:
+            config = Configuration(self._space, values={f"x{i}": float(v) for i, v in enumerate(u)})
+            info = TrialInfo(config=config, seed=self._trial_seed if self._trial_seed is not None else 0)
+        if np.isfinite(y):
+            cost = -float(y)
+            self._worst = max(self._worst, cost)
+        else:
+            cost = self._worst if np.isfinite(self._worst) else 0.0
+        with self._quiet():
+            self._smac.tell(info, TrialValue(cost=cost), save=False)
+
+    def _match_and_tell(self, u: NDArray[np.float64], y: float) -> None:
+        """Tell ``u``: as the SMAC proposal it is (within 1e-9), else as a trial SMAC did not ask."""
+        match = [j for j, (v, _) in enumerate(self._out) if np.max(np.abs(v - u)) <= 1e-9]
+        info = self._out.pop(match[0])[1] if match else None
+        self._proposed += info is not None
+        self._smac_tell(u, y, info)
+
+    def _ask(self) -> NDArray[np.float64]:
+        if self._smac is None:
+            self._build()
+        self._out.append(self._smac_ask())
+        self._events.append("a")
+        return self._out[-1][0].copy()
+
+    def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
+        if self._smac is None:
+            self._build()  # replays the history before this evaluation
+        self._match_and_tell(np.clip(u, 0.0, 1.0), y)
+        self._events.append("t")
+
+    def _get_internal_state(self) -> dict[str, Any]:
+        return {"smac_seed": self._smac_seed, "events": "".join(self._events)}
+
+    def _set_internal_state(self, state: dict[str, Any]) -> None:
+        self._smac_seed = internal_int(state, "smac_seed", low=0, high=2**31 - 1)
+        events = state.get("events")
+        if (not isinstance(events, str) or set(events) - {"a", "t"} or events.count("t") != self.n_told
+                or events.count("a") < self.n_pending):
+            raise StateError(f"state['internal']['events'] must be a string of 'a' (SMAC asked) and 't' (a point "
+                             f"told) with {self.n_told} 't' and at least {self.n_pending} 'a'")
+        self._events = list(events)
+        self._smac = None  # rebuilt (the asks and tells replayed) at the next ask or tell
+
+    def diagnostics(self) -> dict[str, Any]:
+        """How many told points SMAC proposed itself (None before SMAC is built after a resume).
+
+        Returns
+        -------
+        dict
+            ``{"smac_proposed": int or None}``.
+        """
+        return {"smac_proposed": None if self._smac is None and self._events else int(self._proposed)}
+
+
+def _smac_unused_target(config: Any, seed: int = 0) -> float:
+    """SMAC's facade wants a target function; with ask/tell it is never called."""
+    raise RuntimeError("peer:smac evaluates through hdbo's ask/tell; SMAC's own loop is not used")

@@ -1,4 +1,4 @@
-"""Peers (BoTorch, Optuna's TPE and GP samplers, CMA-ES) as hdbo methods.
+"""Peers (BoTorch, Optuna's TPE and GP samplers, CMA-ES, SMAC3) as hdbo methods.
 
 The registry-wide suites (contract, options, small budgets, runner resume) cover them too,
 with the fast settings of ``tests/_fast_options.py``; here: what is particular to each peer,
@@ -24,7 +24,7 @@ from hdbo.experiments.store import RunStore
 from hdbo.methods import Method, available_methods, make_method
 from hdbo.methods.peers import PEER_PACKAGES
 
-PEERS = ["peer:botorch", "peer:cma", "peer:optuna-gp", "peer:tpe"]
+PEERS = ["peer:botorch", "peer:cma", "peer:optuna-gp", "peer:smac", "peer:tpe"]
 BOUNDS = [(-2.0, 3.0), (0.0, 1.0), (10.0, 20.0)]
 
 
@@ -85,7 +85,8 @@ def test_import_hdbo_without_the_peer_packages():
     ("peer:botorch", "raw_samples", 0, ValueError), ("peer:tpe", "n_startup_trials", -1, ValueError),
     ("peer:optuna-gp", "n_startup_trials", "10", TypeError), ("peer:cma", "sigma0", 0.0, ValueError),
     ("peer:cma", "sigma0", 2.0, ValueError), ("peer:cma", "popsize", 1, ValueError),
-    ("peer:cma", "popsize", 4.0, TypeError),
+    ("peer:cma", "popsize", 4.0, TypeError), ("peer:smac", "n_init", 0, ValueError),
+    ("peer:smac", "challengers", 2.5, TypeError),
 ])
 def test_bad_options_are_refused_by_name(name, option, value, error):
     with pytest.raises(error, match=option):
@@ -95,7 +96,8 @@ def test_bad_options_are_refused_by_name(name, option, value, error):
 @pytest.mark.parametrize("name", PEERS)
 def test_one_dimensional_boxes(name):
     """cma cannot run D = 1: refused when built, naming the bounds; the other peers run it."""
-    opts = {"peer:botorch": {"n_init": 4, "num_restarts": 2, "raw_samples": 32}}.get(name, {"n_startup_trials": 4})
+    opts = {"peer:botorch": {"n_init": 4, "num_restarts": 2, "raw_samples": 32},
+            "peer:smac": {"n_init": 4, "challengers": 100}}.get(name, {"n_startup_trials": 4})
     if name == "peer:cma":
         with pytest.raises(ValueError, match="bounds must have D >= 2"):
             make_method(name, [(0.0, 1.0)], seed=0)
@@ -185,6 +187,39 @@ def test_optuna_random_startup_then_model(name):
     res = hdbo.minimize(sphere, BOUNDS, method=name, budget=budget, seed=0, n_startup_trials=n0)
     startup = np.array([sphere(x) for x in res.history.X[:n0]])
     assert res.fun < 0.5 * startup.min()
+
+
+@pytest.mark.parametrize("name", method_params(["peer:smac"]))
+def test_smac_sobol_design_then_forest_writes_nothing_here(name, tmp_path, monkeypatch):
+    """SMAC's Sobol design, then its model's proposals improve on it; a failure is told as the
+    worst cost so far (SMAC's forest gets no NaN); nothing is written to the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+    def flaky(x):
+        return float("nan") if 0.5 < x[1] < 0.55 else sphere(x)
+
+    m = make_method(name, BOUNDS, seed=3, budget=40, n_init=8, challengers=500)
+    X, y = [], []
+    for _ in range(40):
+        x = m.ask()
+        X.append(x)
+        y.append(flaky(x))
+        m.tell(x, -y[-1])
+    X, y = np.array(X), np.array(y)
+    U = (X - np.array(BOUNDS)[:, 0]) / np.ptp(np.array(BOUNDS), axis=1)
+    # a scrambled Sobol design of 8: four points in each half of every coordinate's range
+    assert np.all(np.sum(U[:8] < 0.5, axis=0) == 4)
+    assert np.isnan(y).any() and np.nanmin(y[8:]) < 0.5 * np.nanmin(y[:8])
+    assert m.diagnostics()["smac_proposed"] == 40 and m.n_failed == int(np.isnan(y).sum())
+    assert list(tmp_path.iterdir()) == []
+    # the default design is SMAC's: min(10 D, budget / 4) points, here 40 / 4 = 10
+    m = make_method(name, BOUNDS, seed=0, budget=40, challengers=100)
+    origins = []
+    for _ in range(12):
+        x = m.ask()
+        origins.append(m._out[-1][1].config.origin)
+        m.tell(x, -sphere(x))
+    assert origins[:10] == ["Initial Design: Sobol"] * 10 and "Sobol" not in origins[10]
 
 
 def test_cli_run_with_a_peer(tmp_path, capsys):
