@@ -2,7 +2,7 @@
 
 ``peer:botorch`` (BoTorch's vanilla GP with LogEI), ``peer:tpe`` and ``peer:optuna-gp``
 (Optuna's TPE and GP samplers), ``peer:cma`` (CMA-ES from the ``cma`` package) and
-``peer:smac`` (SMAC3's random-forest SMBO, extra ``smac``) run through
+``peer:smac`` (SMAC3's random-forest SMBO) run through
 ``hdbo run``, the store, :func:`hdbo.minimize` and :class:`hdbo.Optimizer` exactly like hdbo's
 own methods. They are registered whether or not their packages are installed; the packages are
 imported when a peer is built, and a missing one raises :class:`ModuleNotFoundError` naming
@@ -586,29 +586,35 @@ class SMACPeer(Method):
     ``HyperparameterOptimizationFacade`` at its defaults on the unit cube (one ``Float`` in
     ``[0, 1]`` per coordinate; the box mapped affinely): a scrambled Sobol initial design of
     ``min(10 D, budget / 4)`` points, a random forest of 10 trees on log-scaled costs, log-EI
-    maximized over ``challengers = 10000`` candidates, one random configuration in five, and a
-    new model every 8 proposals. The forest is fitted and queried on one thread (SMAC's default
-    uses every core through joblib threads, which on a shared machine mostly wait; the trees
-    are the same). The scenario is deterministic (one evaluation per
+    maximized over ``challengers = 10000`` candidates, each configuration drawn at random with
+    probability 0.2, and a new model every 8 proposals. The forest is fitted and queried on one
+    thread (SMAC's default uses every core through joblib threads, which on a shared machine
+    mostly wait; the trees are the same). The scenario is deterministic (one evaluation per
     configuration) with ``n_trials = budget`` (SMAC's own default of 100 without a budget,
     which only sizes the initial design: proposals go on past it). SMAC minimizes; it is told
     ``-y``. SMAC's seed (scenario, configuration space) is drawn from the method's generator.
     Nothing is written to the working directory (SMAC's output goes to a temporary directory
     removed with the method) and SMAC's logging setup is not run.
 
-    A failed evaluation is told to SMAC as the worst cost told so far (0 if none succeeded),
-    since SMAC's own crash cost (infinite by default) leaves its forest with NaN targets. A
-    told point that SMAC did not propose (a user's own point, a failure's replacement) is told
-    as a trial SMAC did not ask, on the intensifier's seed.
+    A failed evaluation is told to SMAC with the worst cost told so far; failures before the
+    first success are held back and told with that success's cost right after it (SMAC's own
+    crash cost, infinite by default, would leave its forest with NaN targets). A told point
+    that SMAC did not propose (a user's own point, a failure's replacement, a cancelled
+    proposal) is told as a trial SMAC did not ask, on the intensifier's seed.
 
-    The state holds SMAC's seed and the order of SMAC's asks and of the tells. A resumed run
-    replays them through a fresh SMAC (SMAC asked again where it asked, each point told where
-    it was told, matched to SMAC's proposals as in the run). SMAC is deterministic under its
-    seed, so this rebuilds the uninterrupted run's SMAC, pending proposals included, and the
-    next proposals are the same (tested), as long as the SMAC and ConfigSpace versions are the
-    same (with others the history is told as it was, and the proposals differ). The replay
-    costs what those proposals cost the first time (at D = 50, about 30 s for every 8
-    proposals of SMAC's model on a shared core).
+    The state holds SMAC's seed and the order of SMAC's asks, of the tells and of cancelled
+    proposals. Restoring a state replays them through a fresh SMAC (SMAC asked again where it
+    asked, each point told where it was told, matched to SMAC's proposals as in the run).
+    SMAC is deterministic under its seed, so this rebuilds the uninterrupted run's SMAC,
+    pending proposals included, and the next proposals are the same (tested), as long as the
+    SMAC and ConfigSpace versions are the same (with others the history is told as it was, and
+    the proposals differ). The replay costs what those proposals cost the first time (at
+    D = 50, about 30 s for every 8 proposals of SMAC's model on a shared core): it happens when
+    the state is restored, not in the next proposal's time. Where a method is rebuilt from its
+    state for every proposal or every few seconds (:class:`~hdbo.integrations.optuna.HDBOSampler`,
+    the runner's Dask chunks) the replays add up to a cost quadratic in the history: run
+    ``peer:smac`` in one process (``hdbo.minimize``, :class:`~hdbo.Optimizer`, the runner's
+    local workers).
 
     Batches: ``ask(n)`` makes n consecutive SMAC asks, SMAC's own way of serving parallel
     workers (its intensifier hands out new configurations while others run).
@@ -620,11 +626,12 @@ class SMACPeer(Method):
     seed : int, Generator or None
         Random source (SMAC's seed).
     budget : int, optional
-        SMAC's ``n_trials`` (sizes the initial design: at most a quarter of it).
+        SMAC's ``n_trials`` (sizes the default initial design: a quarter of it at most).
     structure : dict, optional
         Unused.
     n_init : int or None, default None
-        Size of the Sobol initial design (None: SMAC's default ``min(10 D, budget / 4)``).
+        Size of the Sobol initial design (None: SMAC's default ``min(10 D, budget / 4)``; a
+        size given is not capped).
     challengers : int, default 10000
         Candidates of SMAC's acquisition search (local search plus random sampling; SMAC's
         default).
@@ -647,7 +654,10 @@ class SMACPeer(Method):
         self._smac_seed = _seed_from(self.rng)
         self._smac: Any = None
         self._tmp: Any = None
-        self._events: list[str] = []  # "a": SMAC asked; "t": a point told (in the history's order)
+        # "a": SMAC asked; "t": a point told (in the history's order); "c<j>." / "c*.": SMAC's j-th
+        # proposal not yet told (all of them) cancelled
+        self._events: list[str] = []
+        self._held: list[Any] = []  # failed trials told before any success (told once one succeeds)
         self._proposed = 0  # told points that SMAC proposed
         self._out: list[tuple[NDArray[np.float64], Any]] = []  # SMAC's proposals not told yet
         self._trial_seed: int | None = None  # the intensifier's seed, known from the first proposal
@@ -669,7 +679,11 @@ class SMACPeer(Method):
             logger.setLevel(before)
 
     def _build(self) -> None:
-        """A fresh SMAC that has seen the recorded asks and tells again, in their order."""
+        """A fresh SMAC that has seen the recorded asks, tells and cancellations again, in their order.
+
+        If the replay is interrupted (an error, Ctrl-C), no half-replayed SMAC is kept: the
+        next ask or tell replays again.
+        """
         import tempfile
 
         from ConfigSpace import ConfigurationSpace, Float
@@ -680,26 +694,39 @@ class SMACPeer(Method):
         cs.add([Float(f"x{i}", (0.0, 1.0)) for i in range(self.dim)])
         self._tmp = tempfile.TemporaryDirectory(prefix="hdbo-smac-")
         extra = {} if self.budget is None else {"n_trials": int(self.budget)}
+        # SMAC caps a design at max_ratio * n_trials (a quarter by default), also a design size given
+        design_opts = {} if self.n_init is None else {"n_configs": self.n_init, "max_ratio": 1.0}
         with self._quiet():
             scenario = Scenario(cs, deterministic=True, seed=self._smac_seed, output_directory=self._tmp.name,
                                 **extra)
-            design = HPO.get_initial_design(scenario, n_configs=self.n_init)
+            design = HPO.get_initial_design(scenario, **design_opts)
             maximizer = HPO.get_acquisition_maximizer(scenario, challengers=self.challengers)
             model = HPO.get_model(scenario)
-            if isinstance(getattr(model, "_rf_opts", None), dict):  # one thread (SMAC's default: every core)
-                model._rf_opts["n_jobs"] = 1
-            self._smac = HPO(scenario, target_function=_smac_unused_target, model=model, initial_design=design,
-                             acquisition_maximizer=maximizer, overwrite=True, logging_level=False)
+            opts = getattr(model, "_rf_opts", None)
+            if isinstance(opts, dict) and "n_jobs" in opts:  # one thread (SMAC's default: every core)
+                opts["n_jobs"] = 1
+            else:  # pragma: no cover - another SMAC release
+                warnings.warn("peer:smac: could not set SMAC's random forest to one thread", RuntimeWarning,
+                              stacklevel=3)
+            smac = HPO(scenario, target_function=_smac_unused_target, model=model, initial_design=design,
+                       acquisition_maximizer=maximizer, overwrite=True, logging_level=False)
         self._space = cs
-        self._out, self._trial_seed, self._worst, self._proposed = [], None, -np.inf, 0
+        self._smac = smac
+        self._out, self._held, self._trial_seed, self._worst, self._proposed = [], [], None, -np.inf, 0
         U = np.clip(self.to_canonical(self.X_all), 0.0, 1.0)
         told = 0
-        for event in self._events:
-            if event == "a":
-                self._out.append(self._smac_ask())
-            else:
-                self._match_and_tell(U[told], self._y[told])
-                told += 1
+        try:
+            for token in self._events:
+                if token == "a":
+                    self._out.append(self._smac_ask())
+                elif token == "t":
+                    self._match_and_tell(U[told], self._y[told])
+                    told += 1
+                else:
+                    self._drop(None if token == "c*." else int(token[1:-1]))
+        except BaseException:
+            self._smac = None
+            raise
 
     def _smac_ask(self) -> tuple[NDArray[np.float64], Any]:
         with self._quiet():
@@ -709,40 +736,81 @@ class SMACPeer(Method):
         u = np.clip(np.array([info.config[f"x{i}"] for i in range(self.dim)], dtype=float), 0.0, 1.0)
         return u, info
 
-    def _smac_tell(self, u: NDArray[np.float64], y: float, info: Any) -> None:
-        from ConfigSpace import Configuration
-        from smac.runhistory.dataclasses import TrialInfo, TrialValue
+    def _smac_tell(self, info: Any, cost: float) -> None:
+        from smac.runhistory.dataclasses import TrialValue
 
-        if info is None:
-            config = Configuration(self._space, values={f"x{i}": float(v) for i, v in enumerate(u)})
-            info = TrialInfo(config=config, seed=self._trial_seed if self._trial_seed is not None else 0)
-        if np.isfinite(y):
-            cost = -float(y)
-            self._worst = max(self._worst, cost)
-        else:
-            cost = self._worst if np.isfinite(self._worst) else 0.0
         with self._quiet():
-            self._smac.tell(info, TrialValue(cost=cost), save=False)
+            self._smac.tell(info, TrialValue(cost=float(cost)), save=False)
 
     def _match_and_tell(self, u: NDArray[np.float64], y: float) -> None:
-        """Tell ``u``: as the SMAC proposal it is (within 1e-9), else as a trial SMAC did not ask."""
+        """Tell ``u``: as the SMAC proposal it is (within 1e-9), else as a trial SMAC did not ask.
+
+        A failure is told with the worst cost told so far; failures before the first success
+        are held back and told with the first success's cost right after it.
+        """
+        from ConfigSpace import Configuration
+        from smac.runhistory.dataclasses import TrialInfo
+
         match = [j for j, (v, _) in enumerate(self._out) if np.max(np.abs(v - u)) <= 1e-9]
         info = self._out.pop(match[0])[1] if match else None
         self._proposed += info is not None
-        self._smac_tell(u, y, info)
+        if info is None:
+            config = Configuration(self._space, values={f"x{i}": float(v) for i, v in enumerate(u)})
+            info = TrialInfo(config=config, seed=self._trial_seed if self._trial_seed is not None else 0)
+        if not np.isfinite(y):
+            if np.isfinite(self._worst):
+                self._smac_tell(info, self._worst)
+            else:
+                self._held.append(info)
+            return
+        self._worst = max(self._worst, -float(y))
+        self._smac_tell(info, -float(y))
+        for held in self._held:
+            self._smac_tell(held, self._worst)
+        self._held = []
+
+    def _drop(self, j: int | None) -> None:
+        """Forget SMAC's proposal ``j`` of those not told (None: all of them)."""
+        if j is None:
+            self._out = []
+        elif 0 <= j < len(self._out):
+            self._out.pop(j)
 
     def _ask(self) -> NDArray[np.float64]:
         if self._smac is None:
             self._build()
-        self._out.append(self._smac_ask())
+        try:
+            out = self._smac_ask()
+        except BaseException:  # SMAC's proposal generator does not survive an exception: rebuild next time
+            self._smac = None
+            raise
+        self._out.append(out)
         self._events.append("a")
-        return self._out[-1][0].copy()
+        return out[0].copy()
 
     def _on_tell(self, u: NDArray[np.float64], y: float) -> None:
-        if self._smac is None:
-            self._build()  # replays the history before this evaluation
-        self._match_and_tell(np.clip(u, 0.0, 1.0), y)
         self._events.append("t")
+        if self._smac is None:
+            self._build()  # replays the history, this evaluation included
+            return
+        try:
+            self._match_and_tell(np.clip(u, 0.0, 1.0), y)
+        except BaseException:
+            self._smac = None
+            raise
+
+    def _on_cancel(self, u: NDArray[np.float64] | None) -> None:
+        if u is None:
+            self._events.append("c*.")
+            if self._smac is not None:
+                self._drop(None)
+            return
+        if self._smac is None:
+            self._build()
+        match = [j for j, (v, _) in enumerate(self._out) if np.max(np.abs(v - u)) <= 1e-9]
+        if match:
+            self._events.append(f"c{match[0]}.")
+            self._drop(match[0])
 
     def _get_internal_state(self) -> dict[str, Any]:
         return {"smac_seed": self._smac_seed, "events": "".join(self._events)}
@@ -750,22 +818,47 @@ class SMACPeer(Method):
     def _set_internal_state(self, state: dict[str, Any]) -> None:
         self._smac_seed = internal_int(state, "smac_seed", low=0, high=2**31 - 1)
         events = state.get("events")
-        if (not isinstance(events, str) or set(events) - {"a", "t"} or events.count("t") != self.n_told
-                or events.count("a") < self.n_pending):
-            raise StateError(f"state['internal']['events'] must be a string of 'a' (SMAC asked) and 't' (a point "
-                             f"told) with {self.n_told} 't' and at least {self.n_pending} 'a'")
-        self._events = list(events)
-        self._smac = None  # rebuilt (the asks and tells replayed) at the next ask or tell
+        try:
+            tokens = _smac_tokens(events) if isinstance(events, str) else None
+        except ValueError:
+            tokens = None
+        if tokens is None or tokens.count("t") != self.n_told or tokens.count("a") > 10 * (self.n_told + 1) + 1000:
+            raise StateError(f"state['internal']['events'] must be a string of 'a' (SMAC asked), 't' (a point told) "
+                             f"and 'c<j>.' or 'c*.' (proposals cancelled) with {self.n_told} 't'")
+        self._events = tokens
+        self._smac = None
+        self._build()  # the replay happens here, not inside the next (timed) proposal
 
     def diagnostics(self) -> dict[str, Any]:
-        """How many told points SMAC proposed itself (None before SMAC is built after a resume).
+        """How many told points SMAC proposed itself.
 
         Returns
         -------
         dict
-            ``{"smac_proposed": int or None}``.
+            ``{"smac_proposed": int}``.
         """
-        return {"smac_proposed": None if self._smac is None and self._events else int(self._proposed)}
+        return {"smac_proposed": int(self._proposed)}
+
+
+def _smac_tokens(events: str) -> list[str]:
+    """Split a ``peer:smac`` event string into its tokens ``"a"``, ``"t"``, ``"c<j>."`` and ``"c*."``."""
+    out: list[str] = []
+    i = 0
+    while i < len(events):
+        ch = events[i]
+        if ch in "at":
+            out.append(ch)
+            i += 1
+        elif ch == "c":
+            end = events.find(".", i)
+            body = events[i + 1:end] if end > 0 else ""
+            if body != "*" and not body.isdigit():
+                raise ValueError(f"bad cancellation at {i} in {events[i:i + 12]!r}")
+            out.append(f"c{body}.")
+            i = end + 1
+        else:
+            raise ValueError(f"unexpected {ch!r} at {i}")
+    return out
 
 
 def _smac_unused_target(config: Any, seed: int = 0) -> float:

@@ -191,26 +191,24 @@ def test_optuna_random_startup_then_model(name):
 
 @pytest.mark.parametrize("name", method_params(["peer:smac"]))
 def test_smac_sobol_design_then_forest_writes_nothing_here(name, tmp_path, monkeypatch):
-    """SMAC's Sobol design, then its model's proposals improve on it; a failure is told as the
-    worst cost so far (SMAC's forest gets no NaN); nothing is written to the working directory."""
+    """SMAC's Sobol design (a size given is not capped), then its model's proposals improve on
+    it; nothing is written to the working directory."""
     monkeypatch.chdir(tmp_path)
-
-    def flaky(x):
-        return float("nan") if 0.5 < x[1] < 0.55 else sphere(x)
-
     m = make_method(name, BOUNDS, seed=3, budget=40, n_init=8, challengers=500)
-    X, y = [], []
+    X, y, origins = [], [], []
     for _ in range(40):
         x = m.ask()
+        origins.append(m._out[-1][1].config.origin)
         X.append(x)
-        y.append(flaky(x))
+        y.append(sphere(x))
         m.tell(x, -y[-1])
     X, y = np.array(X), np.array(y)
     U = (X - np.array(BOUNDS)[:, 0]) / np.ptp(np.array(BOUNDS), axis=1)
-    # a scrambled Sobol design of 8: four points in each half of every coordinate's range
-    assert np.all(np.sum(U[:8] < 0.5, axis=0) == 4)
-    assert np.isnan(y).any() and np.nanmin(y[8:]) < 0.5 * np.nanmin(y[:8])
-    assert m.diagnostics()["smac_proposed"] == 40 and m.n_failed == int(np.isnan(y).sum())
+    # 8 Sobol points, although SMAC caps designs at a quarter of n_trials (10 here) by default
+    assert origins[:8] == ["Initial Design: Sobol"] * 8 and "Sobol" not in origins[8]
+    assert np.all(np.sum(U[:8] < 0.5, axis=0) == 4)  # four points in each half of every range
+    assert y[8:].min() < 0.6 * y[:8].min()  # 0.028 against 0.065 (seed 3)
+    assert m.diagnostics()["smac_proposed"] == 40
     assert list(tmp_path.iterdir()) == []
     # the default design is SMAC's: min(10 D, budget / 4) points, here 40 / 4 = 10
     m = make_method(name, BOUNDS, seed=0, budget=40, challengers=100)
@@ -220,6 +218,42 @@ def test_smac_sobol_design_then_forest_writes_nothing_here(name, tmp_path, monke
         origins.append(m._out[-1][1].config.origin)
         m.tell(x, -sphere(x))
     assert origins[:10] == ["Initial Design: Sobol"] * 10 and "Sobol" not in origins[10]
+
+
+@pytest.mark.parametrize("name", method_params(["peer:smac"]))
+def test_smac_is_told_failures_as_the_worst_cost(name):
+    """A failure reaches SMAC's run history as the worst cost told so far; failures before the
+    first success wait for it (cost 0 would make a failed point SMAC's best when costs are
+    positive)."""
+    def flaky(x):  # fails first (and on a slab); the successes' costs -y = -(5 + sphere) are all < 0
+        return float("nan") if x[0] < -0.5 else 5.0 + sphere(x)
+
+    m = make_method(name, BOUNDS, seed=1, budget=16, n_init=4, challengers=100)
+    m.tell(np.array([-1.5, 0.5, 15.0]), None)  # a failed point of the user's, before anything else
+    ys = []
+    for _ in range(15):
+        x = m.ask()
+        ys.append(flaky(x))
+        m.tell(x, None if np.isnan(ys[-1]) else ys[-1])
+    assert np.isnan(ys).sum() >= 1 and np.isfinite(ys).sum() >= 5
+    # the run history's costs: each success's -y; each failure the largest cost (-y) of the
+    # successes told before it, the failures before the first success that success's cost
+    told = [np.nan] + ys
+    expected, worst, waiting = [], None, 0
+    for v in told:
+        if np.isnan(v):
+            if worst is None:
+                waiting += 1
+            else:
+                expected.append(worst)
+            continue
+        worst = -v if worst is None else max(worst, -v)
+        expected += [-v] + [worst] * waiting
+        waiting = 0
+    history = m._smac.runhistory
+    costs = sorted(history[k].cost for k in history)
+    assert len(costs) == 16 and costs == pytest.approx(sorted(expected), abs=1e-12)
+    assert min(costs) == pytest.approx(min(-v for v in ys if np.isfinite(v)))  # a success is SMAC's best
 
 
 def test_cli_run_with_a_peer(tmp_path, capsys):
