@@ -751,8 +751,8 @@ class SMACPeer(Method):
         from ConfigSpace import Configuration
         from smac.runhistory.dataclasses import TrialInfo
 
-        match = [j for j, (v, _) in enumerate(self._out) if np.max(np.abs(v - u)) <= 1e-9]
-        info = self._out.pop(match[0])[1] if match else None
+        j = self._proposal_index(u)
+        info = self._out.pop(j)[1] if j is not None else None
         self._proposed += info is not None
         if info is None:
             config = Configuration(self._space, values={f"x{i}": float(v) for i, v in enumerate(u)})
@@ -768,6 +768,13 @@ class SMACPeer(Method):
         for held in self._held:
             self._smac_tell(held, self._worst)
         self._held = []
+
+    def _proposal_index(self, u: NDArray[np.float64]) -> int | None:
+        """Index of the first SMAC proposal not yet told within 1e-9 of ``u`` (None: no such one)."""
+        for j, (v, _) in enumerate(self._out):
+            if np.max(np.abs(v - u)) <= 1e-9:
+                return j
+        return None
 
     def _drop(self, j: int | None) -> None:
         """Forget SMAC's proposal ``j`` of those not told (None: all of them)."""
@@ -807,10 +814,10 @@ class SMACPeer(Method):
             return
         if self._smac is None:
             self._build()
-        match = [j for j, (v, _) in enumerate(self._out) if np.max(np.abs(v - u)) <= 1e-9]
-        if match:
-            self._events.append(f"c{match[0]}.")
-            self._drop(match[0])
+        j = self._proposal_index(u)
+        if j is not None:
+            self._events.append(f"c{j}.")
+            self._drop(j)
 
     def _get_internal_state(self) -> dict[str, Any]:
         return {"smac_seed": self._smac_seed, "events": "".join(self._events)}
