@@ -11,7 +11,9 @@ same weights, variance ``sigma^2 = 0.01 d'^{0.1}`` and -700 floor as
 by ``v <- (v + 1) / 2`` (SPEC.md P4-C1, [PROPOSED] centres), the variance left unchanged. The
 paper's settings are ``d' = D / 2`` (M = 2) and ``s = 1/4`` for D = 50, ``s = 1/8`` for D = 100
 (it prints "Unif(-1/4, -1/4)", an erratum for ``U(-1/4, 1/4)``); the default
-``s = min(1/4, 12.5 / D)`` gives both.
+``s = min(1/4, 12.5 / D)`` gives both. The paper states neither the box nor the centres;
+``domain="symmetric"`` gives the other reading, ``x in [-1, 1]^D`` with the centres unmapped
+(see :func:`projected_trimodal`).
 
 Optimum (computed, not assumed). The unconstrained peak ``x° = A^{-T} [v; ...; v]`` (every
 group at the dominant centre) usually lies outside the box for these S, so ``f*`` is
@@ -37,7 +39,7 @@ from numpy.typing import NDArray
 from scipy.optimize import lsq_linear, minimize
 from scipy.special import softmax
 
-from .._validation import check_int, check_real
+from .._validation import check_choice, check_int, check_real
 from ..space import Box
 from ..utils import as_generator
 from .additive import _centres, _mixture_logits, _trimodal_values, _variance
@@ -103,6 +105,7 @@ def projected_trimodal(
     s: float | None = None,
     seed: int | np.random.Generator | None,
     noise_std: float = 0.0,
+    domain: str = "unit",
 ) -> Problem:
     r"""Sum of ``M = D / d'`` trimodal functions of the projections ``A_i^T x`` (Li et al. 2016, §5.1).
 
@@ -120,11 +123,18 @@ def projected_trimodal(
         Draws S (keyword-only and required, so every instance is reproducible).
     noise_std : float, default 0.0
         Standard deviation of the observation noise of :meth:`Problem.evaluate`.
+    domain : {"unit", "symmetric"}, default "unit"
+        The paper gives neither the box nor the centres (SPEC.md P4-C1). ``"unit"``: the
+        spec's reading, ``x in [0, 1]^D`` with the Add-GP-UCB code's centres mapped from
+        ``[-1, 1]`` to ``[0, 1]``. ``"symmetric"``: the other reading, ``x in [-1, 1]^D`` with
+        the centres where that code puts them (the same variance), so ``A^T x`` spreads twice as
+        far in units of ``sigma`` and the dominant mode lies near the box centre. The li2016
+        diagnosis compares the two (``docs/reproductions/li2016-diagnosis.md``).
 
     Returns
     -------
     Problem
-        On ``[0, 1]^D`` with ``structure = {"projection": A (list of D lists),
+        On ``[0, 1]^D`` (``[-1, 1]^D`` with ``domain="symmetric"``) with ``structure = {"projection": A (list of D lists),
         "projected_groups": [[0..d'-1], [d'..2d'-1], ...]}`` (the true W of the
         projected-additive model and its groups of z-coordinates; *not* ``"groups"``, which
         would tell Add-GP-UCB's oracle wrong axis-aligned groups), and the computed
@@ -136,8 +146,8 @@ def projected_trimodal(
         If ``dim`` or ``d`` is not an int, ``s`` is not a real number, or ``seed`` has the
         wrong type.
     ValueError
-        If ``dim < 1``, ``d < 1``, ``dim`` is not a multiple of ``d``, ``s < 0``, or
-        ``A = I + S`` is singular.
+        If ``dim < 1``, ``d < 1``, ``dim`` is not a multiple of ``d``, ``s < 0``, ``domain``
+        is not one of the names above, or ``A = I + S`` is singular.
 
     Notes
     -----
@@ -159,9 +169,11 @@ def projected_trimodal(
         raise ValueError(f"dim must be a multiple of d = {dp}, got {D}")
     M = D // dp
     half = min(0.25, 12.5 / D) if s is None else check_real(s, "s", low=0)
+    domain = check_choice(domain, "domain", ("unit", "symmetric"))
+    lo, hi = (0.0, 1.0) if domain == "unit" else (-1.0, 1.0)
     rng = as_generator(seed)
     A = identity_plus_uniform(D, half, rng)
-    V = (_centres(dp) + 1.0) / 2.0  # (3, d'), on [0, 1]
+    V = (_centres(dp) + 1.0) / 2.0 if domain == "unit" else _centres(dp)  # (3, d'), on the box's range
     h = _variance(dp)
 
     def fun(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -179,10 +191,10 @@ def projected_trimodal(
     best_x, best_f = None, -np.inf
     for combo in _combos(M):
         c = V[list(combo)].reshape(-1)
-        x0 = lsq_linear(A.T, c, bounds=(0.0, 1.0), method="bvls").x
-        res = minimize(neg_and_grad, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, 1.0)] * D,
+        x0 = lsq_linear(A.T, c, bounds=(lo, hi), method="bvls").x
+        res = minimize(neg_and_grad, x0, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * D,
                        options={"ftol": 0.0, "gtol": 1e-13, "maxiter": 5000})
-        x = np.clip(res.x, 0.0, 1.0)
+        x = np.clip(res.x, lo, hi)
         fx = float(fun(x[None, :])[0])
         if fx > best_f:
             best_x, best_f = x, fx
@@ -190,7 +202,10 @@ def projected_trimodal(
     seed_param = int(seed) if isinstance(seed, (int, np.integer)) else None
     params = {"name": "projected-trimodal", "dim": D, "d": dp, "s": half, "seed": seed_param,
               "noise_std": float(noise_std)}
-    return Problem(fun, Box.unit(D), name="projected-trimodal", optimum_value=best_f, optimizer=best_x,
+    if domain != "unit":
+        params["domain"] = domain
+    box = Box.unit(D) if domain == "unit" else Box(np.full(D, lo), np.full(D, hi))
+    return Problem(fun, box, name="projected-trimodal", optimum_value=best_f, optimizer=best_x,
                    noise_std=noise_std, structure={"projection": A.tolist(), "projected_groups": groups},
                    params=params)
 

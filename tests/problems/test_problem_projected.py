@@ -72,7 +72,45 @@ def test_unconstrained_peak_value_when_inside():
     assert p.optimum_value == pytest.approx(60.69, abs=0.01)  # SPEC.md P4-C1
 
 
+def _naive_symmetric(x: np.ndarray, A: np.ndarray, d: int) -> float:
+    """The paper's formula with the Add-GP-UCB code's centres as they are, on [-1, 1]."""
+    h = 0.01 * d**0.1
+    V = [np.array(list(V_LEAD[k, : min(d, 2)]) + [V_REST[k]] * (d - 2)) for k in range(3)]
+    total = 0.0
+    for i in range(A.shape[1] // d):
+        z = A[:, i * d:(i + 1) * d].T @ x
+        dens = sum(p * (2 * math.pi * h) ** (-d / 2) * math.exp(-float(np.sum((z - v) ** 2)) / (2 * h))
+                   for p, v in zip((0.1, 0.8, 0.1), V))
+        total += max(-700.0, math.log(dens)) if dens > 0 else -700.0
+    return total
+
+
+def test_symmetric_domain_reading(rng):
+    """domain="symmetric": x in [-1, 1]^D, the same A per seed, the centres not mapped."""
+    p = projected_trimodal(10, seed=1, domain="symmetric")
+    q = projected_trimodal(10, seed=1)
+    assert_allclose(p.bounds.lower, -1.0)
+    assert_allclose(p.bounds.upper, 1.0)
+    A = np.array(p.structure["projection"])
+    assert_allclose(A, q.structure["projection"])
+    X = rng.uniform(-1, 1, (4, 10))
+    assert_allclose(p(X), [_naive_symmetric(x, A, 5) for x in X], rtol=1e-10, atol=1e-9)
+    assert np.all(np.abs(p.optimizer) <= 1) and p(p.optimizer) == pytest.approx(p.optimum_value, abs=1e-12)
+    f = p(rng.uniform(-1, 1, (3000, 10)))
+    assert f.max() <= p.optimum_value
+    assert p.params["domain"] == "symmetric" and "domain" not in q.params
+    # the character the li2016 diagnosis rests on: at D = 50 the box centre is close to the
+    # optimum under this reading (regret below 100) and far from it under the spec's (above 300)
+    for seed in (0, 1):
+        s50 = projected_trimodal(50, seed=seed, domain="symmetric")
+        u50 = projected_trimodal(50, seed=seed)
+        assert s50.optimum_value - s50(np.zeros(50)) < 100
+        assert u50.optimum_value - u50(np.full(50, 0.5)) > 300
+
+
 def test_errors():
+    with pytest.raises(ValueError, match="domain"):
+        projected_trimodal(10, seed=0, domain="cube")
     with pytest.raises(ValueError, match="multiple"):
         projected_trimodal(10, d=3, seed=0)
     with pytest.raises(ValueError, match="s"):
