@@ -17,7 +17,8 @@ Usage (OMP_NUM_THREADS=1):
       repeats), and the regret at the box centre.
   python benchmarks/li2016_lattice_check.py runs STORE [EXPERIMENT]
       From a run store (default experiment li2016-D50-T1000): per finished run, the share of
-      model-based query coordinates on DIRECT's 1/18-grid and at the centre 1/2, the median
+      model-based query coordinates on DIRECT's 1/18-grid, at the centre 1/2 and on a face of
+      the box (0 or 1, where REMBO's clipping puts them), the median
       number of distinct values per coordinate, and S_T.
 """
 from __future__ import annotations
@@ -108,8 +109,8 @@ def cmd_runs(store: str, experiment: str) -> None:
     c = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     rows = c.execute("select id, label, seed from runs where experiment=? and status='finished' order by label, seed",
                      (experiment,)).fetchall()
-    print("| method | seed | S_T | t of the best | coordinates on the 1/18-grid | coordinates at 1/2 | distinct values per coordinate (median) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| method | seed | S_T | t of the best | coordinates on the 1/18-grid | coordinates at 1/2 | coordinates on a face | distinct values per coordinate (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for rid, label, seed in rows:
         ev = c.execute("select x, regret from evaluations where run_id=? order by t", (rid,)).fetchall()
         X = np.array([json.loads(x) for x, _ in ev])
@@ -118,8 +119,9 @@ def cmd_runs(store: str, experiment: str) -> None:
         frac = (Xm * 18) % 1
         grid = np.isclose(frac, 0.5, atol=1e-6) | np.isclose(frac, 0.0, atol=1e-6) | np.isclose(frac, 1.0, atol=1e-6)
         centre = np.isclose(Xm, 0.5, atol=1e-9)
+        face = (Xm <= 1e-12) | (Xm >= 1 - 1e-12)
         nd = np.median([len(np.unique(np.round(Xm[:, j], 9))) for j in range(X.shape[1])])
-        print(f"| {label} | {seed} | {np.nanmin(r):.1f} | {int(np.nanargmin(r))} | {grid.mean():.2f} | {centre.mean():.2f} | {nd:.0f} |")
+        print(f"| {label} | {seed} | {np.nanmin(r):.1f} | {int(np.nanargmin(r))} | {grid.mean():.2f} | {centre.mean():.2f} | {face.mean():.2f} | {nd:.0f} |")
 
 
 if __name__ == "__main__":
