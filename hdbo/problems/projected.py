@@ -12,7 +12,7 @@ by ``v <- (v + 1) / 2`` (SPEC.md P4-C1, [PROPOSED] centres), the variance left u
 paper's settings are ``d' = D / 2`` (M = 2) and ``s = 1/4`` for D = 50, ``s = 1/8`` for D = 100
 (it prints "Unif(-1/4, -1/4)", an erratum for ``U(-1/4, 1/4)``); the default
 ``s = min(1/4, 12.5 / D)`` gives both. The paper states neither the box nor the centres;
-``domain="symmetric"`` gives the other reading, ``x in [-1, 1]^D`` with the centres unmapped
+``centres="native"`` gives the other reading, ``x in [-1, 1]^D`` with the centres unmapped
 (see :func:`projected_trimodal`).
 
 Optimum (computed, not assumed). The unconstrained peak ``x° = A^{-T} [v; ...; v]`` (every
@@ -105,7 +105,7 @@ def projected_trimodal(
     s: float | None = None,
     seed: int | np.random.Generator | None,
     noise_std: float = 0.0,
-    domain: str = "unit",
+    centres: str = "mapped",
 ) -> Problem:
     r"""Sum of ``M = D / d'`` trimodal functions of the projections ``A_i^T x`` (Li et al. 2016, §5.1).
 
@@ -123,18 +123,20 @@ def projected_trimodal(
         Draws S (keyword-only and required, so every instance is reproducible).
     noise_std : float, default 0.0
         Standard deviation of the observation noise of :meth:`Problem.evaluate`.
-    domain : {"unit", "symmetric"}, default "unit"
-        The paper gives neither the box nor the centres (SPEC.md P4-C1). ``"unit"``: the
+    centres : {"mapped", "native"}, default "mapped"
+        The paper gives neither the box nor the centres (SPEC.md P4-C1). ``"mapped"``: the
         spec's reading, ``x in [0, 1]^D`` with the Add-GP-UCB code's centres mapped from
-        ``[-1, 1]`` to ``[0, 1]``. ``"symmetric"``: the other reading, ``x in [-1, 1]^D`` with
-        the centres where that code puts them (the same variance), so ``A^T x`` spreads twice as
-        far in units of ``sigma`` and the dominant mode lies near the box centre. The li2016
-        diagnosis compares the two (``docs/reproductions/li2016-diagnosis.md``).
+        ``[-1, 1]`` to ``[0, 1]``. ``"native"``: the other reading, that code's own
+        convention, ``x in [-1, 1]^D`` with the centres where the code puts them (the same
+        variance), so ``A^T x`` spreads twice as far in units of ``sigma`` and the dominant
+        mode lies near the box centre. This is not a rescaling of the box (which
+        :func:`hdbo.problems.get`'s ``domain`` does): the two readings are different functions.
+        The li2016 diagnosis compares them (``docs/reproductions/li2016-diagnosis.md``).
 
     Returns
     -------
     Problem
-        On ``[0, 1]^D`` (``[-1, 1]^D`` with ``domain="symmetric"``) with ``structure = {"projection": A (list of D lists),
+        On ``[0, 1]^D`` (``[-1, 1]^D`` with ``centres="native"``) with ``structure = {"projection": A (list of D lists),
         "projected_groups": [[0..d'-1], [d'..2d'-1], ...]}`` (the true W of the
         projected-additive model and its groups of z-coordinates; *not* ``"groups"``, which
         would tell Add-GP-UCB's oracle wrong axis-aligned groups), and the computed
@@ -146,7 +148,7 @@ def projected_trimodal(
         If ``dim`` or ``d`` is not an int, ``s`` is not a real number, or ``seed`` has the
         wrong type.
     ValueError
-        If ``dim < 1``, ``d < 1``, ``dim`` is not a multiple of ``d``, ``s < 0``, ``domain``
+        If ``dim < 1``, ``d < 1``, ``dim`` is not a multiple of ``d``, ``s < 0``, ``centres``
         is not one of the names above, or ``A = I + S`` is singular.
 
     Notes
@@ -169,11 +171,11 @@ def projected_trimodal(
         raise ValueError(f"dim must be a multiple of d = {dp}, got {D}")
     M = D // dp
     half = min(0.25, 12.5 / D) if s is None else check_real(s, "s", low=0)
-    domain = check_choice(domain, "domain", ("unit", "symmetric"))
-    lo, hi = (0.0, 1.0) if domain == "unit" else (-1.0, 1.0)
+    centres = check_choice(centres, "centres", ("mapped", "native"))
+    lo, hi = (0.0, 1.0) if centres == "mapped" else (-1.0, 1.0)
     rng = as_generator(seed)
     A = identity_plus_uniform(D, half, rng)
-    V = (_centres(dp) + 1.0) / 2.0 if domain == "unit" else _centres(dp)  # (3, d'), on the box's range
+    V = (_centres(dp) + 1.0) / 2.0 if centres == "mapped" else _centres(dp)  # (3, d'), on the box's range
     h = _variance(dp)
 
     def fun(X: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -202,9 +204,9 @@ def projected_trimodal(
     seed_param = int(seed) if isinstance(seed, (int, np.integer)) else None
     params = {"name": "projected-trimodal", "dim": D, "d": dp, "s": half, "seed": seed_param,
               "noise_std": float(noise_std)}
-    if domain != "unit":
-        params["domain"] = domain
-    box = Box.unit(D) if domain == "unit" else Box(np.full(D, lo), np.full(D, hi))
+    if centres != "mapped":
+        params["centres"] = centres
+    box = Box.unit(D) if centres == "mapped" else Box(np.full(D, lo), np.full(D, hi))
     return Problem(fun, box, name="projected-trimodal", optimum_value=best_f, optimizer=best_x,
                    noise_std=noise_std, structure={"projection": A.tolist(), "projected_groups": groups},
                    params=params)

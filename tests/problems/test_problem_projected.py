@@ -85,9 +85,9 @@ def _naive_symmetric(x: np.ndarray, A: np.ndarray, d: int) -> float:
     return total
 
 
-def test_symmetric_domain_reading(rng):
-    """domain="symmetric": x in [-1, 1]^D, the same A per seed, the centres not mapped."""
-    p = projected_trimodal(10, seed=1, domain="symmetric")
+def test_native_centres_reading(rng):
+    """centres="native": x in [-1, 1]^D, the same A per seed, the centres not mapped."""
+    p = projected_trimodal(10, seed=1, centres="native")
     q = projected_trimodal(10, seed=1)
     assert_allclose(p.bounds.lower, -1.0)
     assert_allclose(p.bounds.upper, 1.0)
@@ -98,19 +98,22 @@ def test_symmetric_domain_reading(rng):
     assert np.all(np.abs(p.optimizer) <= 1) and p(p.optimizer) == pytest.approx(p.optimum_value, abs=1e-12)
     f = p(rng.uniform(-1, 1, (3000, 10)))
     assert f.max() <= p.optimum_value
-    assert p.params["domain"] == "symmetric" and "domain" not in q.params
+    assert p.params["centres"] == "native" and "centres" not in q.params
+    # through the registry too (whose own `domain` only rescales the box)
+    r = get("projected-trimodal", dim=10, seed=1, centres="native")
+    assert r.optimum_value == pytest.approx(p.optimum_value) and r(X[0]) == pytest.approx(p(X[0]))
     # the character the li2016 diagnosis rests on: at D = 50 the box centre is close to the
     # optimum under this reading (regret below 100) and far from it under the spec's (above 300)
     for seed in (0, 1):
-        s50 = projected_trimodal(50, seed=seed, domain="symmetric")
+        s50 = projected_trimodal(50, seed=seed, centres="native")
         u50 = projected_trimodal(50, seed=seed)
         assert s50.optimum_value - s50(np.zeros(50)) < 100
         assert u50.optimum_value - u50(np.full(50, 0.5)) > 300
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="domain"):
-        projected_trimodal(10, seed=0, domain="cube")
+    with pytest.raises(ValueError, match="centres"):
+        projected_trimodal(10, seed=0, centres="cube")
     with pytest.raises(ValueError, match="multiple"):
         projected_trimodal(10, d=3, seed=0)
     with pytest.raises(ValueError, match="s"):
