@@ -7,7 +7,7 @@ trisection, {1/6, 1/2, 5/6} of each side. A method whose queries stay there cann
 best value of that lattice, whatever its model. This script computes that floor per problem
 instance, under the spec's reading of the problem (x in [0, 1]^D, the Add-GP-UCB code's centres
 mapped to [0, 1]) and under the other reading the paper leaves open (x in [-1, 1]^D, the centres
-where that code puts them), with the true optimum and random search for scale.
+where that code puts them: centres="native"), with the true optimum and random search for scale.
 
 Usage (OMP_NUM_THREADS=1):
   python benchmarks/li2016_lattice_check.py floor D SEEDS [STARTS]
@@ -28,43 +28,14 @@ import sqlite3
 import sys
 
 import numpy as np
-from scipy.optimize import lsq_linear, minimize
-from scipy.special import softmax
 
-from hdbo.problems.additive import _centres, _mixture_logits, _trimodal_values, _variance
-from hdbo.problems.projected import _combos, identity_plus_uniform
+from hdbo.problems import projected_trimodal
 
 
 def make(D: int, seed: int, reading: str):
-    """(f on a (n, D) array, lower, upper, f*) for one instance and reading."""
-    dp = D // 2
-    M = D // dp
-    A = identity_plus_uniform(D, min(0.25, 12.5 / D), np.random.default_rng(seed))
-    h = _variance(dp)
-    if reading == "spec [0,1]":
-        V, lo, hi = (_centres(dp) + 1.0) / 2.0, 0.0, 1.0
-    else:
-        V, lo, hi = _centres(dp), -1.0, 1.0
-
-    def f(X):
-        Z = (np.atleast_2d(X) @ A).reshape(-1, M, dp)
-        return np.sum(_trimodal_values(Z, V, h), axis=1)
-
-    def neg_and_grad(x):
-        Z = (x @ A).reshape(M, dp)
-        vals = _trimodal_values(Z, V, h)
-        w = softmax(_mixture_logits(Z, V, h), axis=-1)
-        gz = (w @ V - Z) / h
-        gz[vals <= -700.0] = 0.0
-        return -float(vals.sum()), -(A @ gz.reshape(-1))
-
-    best = -np.inf
-    for combo in _combos(M):
-        x0 = lsq_linear(A.T, V[list(combo)].reshape(-1), bounds=(lo, hi), method="bvls").x
-        res = minimize(neg_and_grad, x0, jac=True, method="L-BFGS-B", bounds=[(lo, hi)] * D,
-                       options={"ftol": 0.0, "gtol": 1e-13, "maxiter": 5000})
-        best = max(best, float(f(np.clip(res.x, lo, hi))[0]))
-    return f, lo, hi, best
+    """(f on a (n, D) array, lower, upper, f*) for one instance and reading, as the runner builds it."""
+    p = projected_trimodal(D, seed=seed, centres="mapped" if reading == "mapped (spec)" else "native")
+    return (lambda X: p(np.atleast_2d(X))), float(p.bounds.lower[0]), float(p.bounds.upper[0]), float(p.optimum_value)
 
 
 def lattice_floor(f, D, lo, hi, starts, rng):
@@ -94,7 +65,7 @@ def cmd_floor(D: int, seeds: list[int], starts: int) -> None:
     print()
     print("| reading | seed | f* | lattice floor: regret | best of 1000 uniform: regret | best of 10 uniform: regret | box centre: regret |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for reading in ("spec [0,1]", "[-1,1]"):
+    for reading in ("mapped (spec)", "native"):
         for seed in seeds:
             f, lo, hi, fstar = make(D, seed, reading)
             rng = np.random.default_rng(1000 + seed)
