@@ -22,7 +22,8 @@ Usage (OMP_NUM_THREADS=1):
       (li2016-domain-check), next to the paper's Table 1 and appendix numbers.
   python benchmarks/li2016_lattice_check.py runs STORE [EXPERIMENT]
       From a run store (default experiment li2016-D50-T1000): per finished run, the share of
-      model-based query coordinates on DIRECT's 1/18-grid, at the centre 1/2 and on a face of
+      model-based query coordinates on DIRECT's grid (multiples of 1/36: its first two
+      trisection levels), at the centre 1/2 and on a face of
       the box (0 or 1, where REMBO's clipping puts them), the median
       number of distinct values per coordinate, and S_T.
 """
@@ -85,7 +86,7 @@ def cmd_runs(store: str, experiment: str) -> None:
     c = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     rows = c.execute("select id, label, seed, problem_params from runs where experiment=? and status='finished' "
                      "order by problem_params, label, seed", (experiment,)).fetchall()
-    print("| reading | method | seed | S_T | t of the best | coordinates on the 1/18-grid | coordinates at 1/2 | coordinates on a face | distinct values per coordinate (median) |")
+    print("| reading | method | seed | S_T | t of the best | coordinates on the DIRECT grid | coordinates at 1/2 | coordinates on a face | distinct values per coordinate (median) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for rid, label, seed, params in rows:
         reading = json.loads(params).get("centres", "mapped")

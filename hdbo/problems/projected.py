@@ -2,7 +2,7 @@
 
 .. math::
 
-    f(x) = \\sum_{i=1}^{M} f_{d'}\\bigl(A_i^\\top x\\bigr), \\qquad x \\in [0, 1]^D,
+    f(x) = \\sum_{i=1}^{M} f_{d'}\\bigl(A_i^\\top x\\bigr), \\qquad x \\in [0, 1]^D \\ (\\text{default}),
     \\qquad A = [A_1, \\dots, A_M] = I + S, \\quad S_{kl} \\sim U(-s, s),
 
 with ``D = M d'`` and ``f_{d'}`` the trimodal log-density of Kandasamy et al. (2015) (the
@@ -13,11 +13,12 @@ paper's settings are ``d' = D / 2`` (M = 2) and ``s = 1/4`` for D = 50, ``s = 1/
 (it prints "Unif(-1/4, -1/4)", an erratum for ``U(-1/4, 1/4)``); the default
 ``s = min(1/4, 12.5 / D)`` gives both. The paper states neither the box nor the centres;
 ``centres="native"`` gives the other reading, ``x in [-1, 1]^D`` with the centres unmapped
-(see :func:`projected_trimodal`).
+(see :func:`projected_trimodal`); the li2016 specs keep the default, which the paper's text
+supports (``docs/reproductions/li2016-diagnosis.md``).
 
 Optimum (computed, not assumed). The unconstrained peak ``x° = A^{-T} [v; ...; v]`` (every
-group at the dominant centre) usually lies outside the box for these S, so ``f*`` is
-computed: for every combination of one mixture component per group (``3^M`` of them) the
+group at the dominant centre) often lies outside the box (under the default reading, usually),
+so ``f*`` is computed: for every combination of one mixture component per group (``3^M`` of them) the
 log of that single component is a concave quadratic in x, maximized over the box exactly by
 bounded linear least squares (``scipy.optimize.lsq_linear`` on ``A^T x ≈ c``); since ``f``
 is at least that log-component and close to it near its maximum, each solution is then
@@ -156,8 +157,9 @@ def projected_trimodal(
     ``S`` is drawn as ``as_generator(seed).uniform(-s, s, (D, D))``. The value at ``z``
     for group i is the log of ``0.1 N(z; v1, sigma^2 I) + 0.8 N(z; v_peak, sigma^2 I) +
     0.1 N(z; v3, sigma^2 I)`` floored at -700. With ``d' >= 2`` and the peak inside the
-    box, ``f* = M (log 0.8 - (d'/2) log(2 pi sigma^2))`` (60.69 at D = 50); the paper's
-    random A usually moves the constrained maximum lower.
+    box, ``f* = M (log 0.8 - (d'/2) log(2 pi sigma^2))`` (60.69 at D = 50); under the default
+    reading the paper's random A usually moves the constrained maximum lower, under
+    ``centres="native"`` the peak is often inside the box.
 
     Examples
     --------
