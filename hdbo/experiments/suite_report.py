@@ -410,8 +410,88 @@ def _overview_lines(cells: list[_Cell]) -> list[str]:
             f"| {auto_rank} | {_num(auto.median) if auto else '—'} | {_num(rnd.median) if rnd else '—'} |"
             + (f" {_num(opt.median) if opt and opt.rank is not None else '—'} |" if through else "")
         )
-    lines += ["", *_auto_lines(cells), *_through_optuna_lines(cells), *_structure_lines(cells)]
+    lines += ["", *_auto_lines(cells), *_paired_peer_lines(cells), *_through_optuna_lines(cells),
+              *_structure_lines(cells)]
     return lines
+
+
+def _paired_counts(a: _Method, b: _Method, seeds: Sequence[int]) -> tuple[int, int, int]:
+    """On how many of ``seeds`` ``a``'s best value is lower than ``b``'s, higher, equal (within TIE_RTOL).
+
+    An instance on which either run has no successful evaluation is left out.
+    """
+    va = {r.seed: v for r, v in zip(a.runs, a.best)}
+    vb = {r.seed: v for r, v in zip(b.runs, b.best)}
+    better = worse = equal = 0
+    for s in seeds:
+        x, y = va.get(s, math.nan), vb.get(s, math.nan)
+        if math.isnan(x) or math.isnan(y):
+            continue
+        if _tied(x, y):
+            equal += 1
+        elif x < y:
+            better += 1
+        else:
+            worse += 1
+    return better, worse, equal
+
+
+def _sign_p(better: int, worse: int) -> float:
+    """Two-sided sign test of equal chances over the decided pairs (1 when there are none)."""
+    from scipy.stats import binomtest
+
+    n = better + worse
+    return float(binomtest(better, n).pvalue) if n else 1.0
+
+
+def _paired_peer_lines(cells: list[_Cell]) -> list[str]:
+    """hdbo auto against each cell's best peer, instance by instance, with a sign test per cell and pooled."""
+    rows = []
+    pooled: dict[int, list[int]] = {}  # budget -> [better, worse, equal, cells]
+    for c in cells:
+        auto = c.find(lambda m: m.is_auto)
+        peers = [m for m in c.methods if m.is_peer and m.rank is not None]
+        if auto is None or auto.rank is None or not peers:
+            continue
+        best = min(peers, key=lambda m: (m.median, m.label))
+        b, w, e = _paired_counts(auto, best, c.common)
+        acc = pooled.setdefault(c.budget, [0, 0, 0, 0])
+        acc[0] += b
+        acc[1] += w
+        acc[2] += e
+        acc[3] += 1
+        rows.append(
+            f"| {c.budget} | {_cell(c.problem_label)} | {_cell(best.label)} | {_num(best.median)} | {_num(auto.median)} "
+            f"| {b} / {w} / {e} | {_sign_p(b, w):.2g} |"
+        )
+    if not rows:
+        return []
+    sizes = sorted({len(c.common) for c in cells if c.common})
+    floors = ", ".join(f"p = {_sign_p(k, 0):.2g} with {k} instance{'s' if k != 1 else ''}" for k in sizes)
+    return [
+        "",
+        "**hdbo auto against each cell's best peer, instance by instance.** The best peer is the peer with "
+        "the best median on the instances compared (chosen after the fact, which favours the peer). The "
+        "counts are the instances on which hdbo auto's best value is better / worse / equal; p is a "
+        "two-sided sign test of equal chances over the instances where the two differ. A cell's test "
+        f"cannot go below {floors}"
+        + (": no single cell can show a difference at the 5% level either way, and which median is lower can "
+           "turn on one instance." if _sign_p(sizes[-1], 0) > 0.05 else "."),
+        "",
+        "| budget | problem | best peer | its median | hdbo auto: median | hdbo auto better / worse / equal "
+        "| sign test p |",
+        "|---:|---|---|---:|---:|---|---:|",
+        *rows,
+        "",
+        "Pooled by budget (the cells of one budget are different problems; the budgets share instances, so they "
+        "are not pooled together): "
+        + "; ".join(
+            f"budget {budget}, {k} cell{'s' if k != 1 else ''}: hdbo auto better on {b} (cell, instance) pairs, "
+            f"worse on {w}, equal on {e}, sign test p = {_sign_p(b, w):.2g}"
+            for budget, (b, w, e, k) in sorted(pooled.items()))
+        + ".",
+        "",
+    ]
 
 
 def _through_optuna_lines(cells: list[_Cell]) -> list[str]:

@@ -470,3 +470,37 @@ def test_hdbo_through_optuna_is_paired_with_auto_by_instance(tmp_path):
     assert "p = 1" in line  # 2 of 3 decided pairs: no evidence either way
     s2 = _write_summary(tmp_path / "s2.csv.gz", auto)
     assert "against hdbo auto" not in write_suite_report([s2], tmp_path / "r2.md").read_text()
+
+
+def test_auto_is_paired_with_each_cells_best_peer_instance_by_instance(tmp_path):
+    def run(problem, method, label, seed, best):
+        return dict(problem=problem, method=method, label=label, seed=seed,
+                    f=[-best - 1.0, -best, -best - 2.0, -best - 3.0])
+
+    seeds = (1, 2, 3, 4, 5)
+    runs = [
+        # P: Peer B has the better median (3 < 4), auto beats it on instances 1 and 2, ties on 3, loses on 4, 5
+        *(run("P", "auto", AUTO, s, b) for s, b in zip(seeds, (1.0, 2.0, 3.0, 4.0, 5.0))),
+        *(run("P", "peer:b", "Peer B", s, b) for s, b in zip(seeds, (2.0, 3.0, 3.0, 3.0, 3.5))),
+        *(run("P", "peer:a", "Peer A", s, b) for s, b in zip(seeds, (9.0,) * 5)),
+        # Q: auto better on all five instances; no second peer
+        *(run("Q", "auto", AUTO, s, 1.0) for s in seeds),
+        *(run("Q", "peer:a", "Peer A", s, 2.0) for s in seeds),
+        # R: no peer, so no row
+        *(run("R", "auto", AUTO, s, 1.0) for s in seeds),
+        *(run("R", "random", "Random", s, 2.0) for s in seeds),
+    ]
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    heading = next(x for x in md.splitlines() if x.startswith("**hdbo auto against each cell's best peer"))
+    assert "cannot go below p = 0.062 with 5 instances: no single cell can show a difference" in heading
+    rows = {r["problem"]: r for r in _table(md, heading)}
+    assert set(rows) == {"P", "Q"}
+    assert (rows["P"]["best peer"], rows["P"]["its median"], rows["P"]["hdbo auto: median"]) == ("Peer B", "3", "3")
+    assert rows["P"]["hdbo auto better / worse / equal"] == "2 / 2 / 1"
+    assert rows["P"]["sign test p"] == "1"
+    assert rows["Q"]["hdbo auto better / worse / equal"] == "5 / 0 / 0"
+    assert rows["Q"]["sign test p"] == "0.062"
+    assert ("budget 4, 2 cells: hdbo auto better on 7 (cell, instance) pairs, worse on 2, equal on 1, "
+            "sign test p = 0.18.") in md
+    s2 = _write_summary(tmp_path / "s2.csv.gz", [run("R", "auto", AUTO, 1, 1.0), run("R", "random", "Random", 1, 2.0)])
+    assert "best peer, instance by instance" not in write_suite_report([s2], tmp_path / "r2.md").read_text()
