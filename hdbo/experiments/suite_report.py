@@ -503,23 +503,13 @@ def _through_optuna_lines(cells: list[_Cell]) -> list[str]:
         opt = c.find(lambda m: m.method == THROUGH_OPTUNA)
         if auto is None or opt is None:
             continue
-        a = {r.seed: b for r, b in zip(auto.runs, auto.best)}
-        o = {r.seed: b for r, b in zip(opt.runs, opt.best)}
-        pairs = [(a[s], o[s]) for s in sorted(set(a) & set(o)) if not (math.isnan(a[s]) or math.isnan(o[s]))]
-        n_cells += bool(pairs)
-        for va, vo in pairs:
-            if _tied(va, vo):
-                equal += 1
-            elif vo < va:
-                better += 1
-            else:
-                worse += 1
+        both = sorted({r.seed for r in auto.runs} & {r.seed for r in opt.runs})
+        b, w, e = _paired_counts(opt, auto, both)
+        n_cells += bool(b + w + e)
+        better, worse, equal = better + b, worse + w, equal + e
     if not n_cells:
         return []
-    from scipy.stats import binomtest
-
-    n = better + worse
-    p = binomtest(better, n).pvalue if n else 1.0
+    p = _sign_p(better, worse)
     return [
         f"**hdbo through Optuna against hdbo auto:** paired by instance over the {better + worse + equal} "
         f"(problem, instance) runs both finished in {n_cells} cells, hdbo auto run through its Optuna sampler "
