@@ -447,40 +447,45 @@ def _sign_p(better: int, worse: int) -> float:
 def _paired_peer_lines(cells: list[_Cell]) -> list[str]:
     """hdbo auto against each cell's best peer, instance by instance, with a sign test per cell and pooled."""
     rows = []
+    sizes: set[int] = set()  # instance counts of the cells in the table
     pooled: dict[int, list[int]] = {}  # budget -> [better, worse, equal, cells]
     for c in cells:
         auto = c.find(lambda m: m.is_auto)
         peers = [m for m in c.methods if m.is_peer and m.rank is not None]
         if auto is None or auto.rank is None or not peers:
             continue
-        best = min(peers, key=lambda m: (m.median, m.label))
+        best = min(peers, key=lambda m: (m.median, m.label))  # a tie on the median: the first label
         b, w, e = _paired_counts(auto, best, c.common)
+        sizes.add(len(c.common))
         acc = pooled.setdefault(c.budget, [0, 0, 0, 0])
         acc[0] += b
         acc[1] += w
         acc[2] += e
         acc[3] += 1
         rows.append(
-            f"| {c.budget} | {_cell(c.problem_label)} | {_cell(best.label)} | {_num(best.median)} | {_num(auto.median)} "
+            f"| {c.budget} | {_cell(c.problem_label)} | {len(peers)} | {_cell(best.label)} | {_num(best.median)} "
+            f"| {_num(auto.median)} "
             f"| {b} / {w} / {e} | {_sign_p(b, w):.2g} |"
         )
     if not rows:
         return []
-    sizes = sorted({len(c.common) for c in cells if c.common})
-    floors = ", ".join(f"p = {_sign_p(k, 0):.2g} with {k} instance{'s' if k != 1 else ''}" for k in sizes)
+    floors = ", ".join(f"p = {_sign_p(k, 0):.3g} with {k} instance{'s' if k != 1 else ''}" for k in sorted(sizes))
     return [
         "",
         "**hdbo auto against each cell's best peer, instance by instance.** The best peer is the peer with "
-        "the best median on the instances compared (chosen after the fact, which favours the peer). The "
-        "counts are the instances on which hdbo auto's best value is better / worse / equal; p is a "
-        "two-sided sign test of equal chances over the instances where the two differ. A cell's test "
-        f"cannot go below {floors}"
-        + (": no single cell can show a difference at the 5% level either way, and which median is lower can "
-           "turn on one instance." if _sign_p(sizes[-1], 0) > 0.05 else "."),
+        "the best median on the instances compared (chosen after the fact, which favours the peer; of peers "
+        "with equal medians, the first by name). Column \"peers\" counts the peers that ran in the cell: "
+        "where it is small, the comparison is only against those. The counts are the instances on which "
+        "hdbo auto's best value is better / worse / equal (an instance where either run has no successful "
+        "evaluation is left out); p is a two-sided sign test of equal chances over the instances where the "
+        f"two differ. A cell's test cannot go below {floors}"
+        + (", so no single cell can show a difference at the 5% level either way."
+           if _sign_p(max(sizes), 0) > 0.05 else ".")
+        + " A median of 3-5 values is the 2nd or 3rd of them, so one instance can change which median is lower.",
         "",
-        "| budget | problem | best peer | its median | hdbo auto: median | hdbo auto better / worse / equal "
+        "| budget | problem | peers | best peer | its median | hdbo auto: median | hdbo auto better / worse / equal "
         "| sign test p |",
-        "|---:|---|---|---:|---:|---|---:|",
+        "|---:|---|---:|---|---:|---:|---|---:|",
         *rows,
         "",
         "Pooled by budget (the cells of one budget are different problems; the budgets share instances, so they "

@@ -486,18 +486,20 @@ def test_auto_is_paired_with_each_cells_best_peer_instance_by_instance(tmp_path)
         # Q: auto better on all five instances; no second peer
         *(run("Q", "auto", AUTO, s, 1.0) for s in seeds),
         *(run("Q", "peer:a", "Peer A", s, 2.0) for s in seeds),
-        # R: no peer, so no row
-        *(run("R", "auto", AUTO, s, 1.0) for s in seeds),
-        *(run("R", "random", "Random", s, 2.0) for s in seeds),
+        # R: no peer, so no row (and its 7 instances do not enter the floors of the sign test)
+        *(run("R", "auto", AUTO, s, 1.0) for s in range(1, 8)),
+        *(run("R", "random", "Random", s, 2.0) for s in range(1, 8)),
     ]
     md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
     heading = next(x for x in md.splitlines() if x.startswith("**hdbo auto against each cell's best peer"))
-    assert "cannot go below p = 0.062 with 5 instances: no single cell can show a difference" in heading
+    assert "cannot go below p = 0.0625 with 5 instances, so no single cell can show a difference" in heading
+    assert "7 instances" not in heading
     rows = {r["problem"]: r for r in _table(md, heading)}
     assert set(rows) == {"P", "Q"}
     assert (rows["P"]["best peer"], rows["P"]["its median"], rows["P"]["hdbo auto: median"]) == ("Peer B", "3", "3")
     assert rows["P"]["hdbo auto better / worse / equal"] == "2 / 2 / 1"
     assert rows["P"]["sign test p"] == "1"
+    assert (rows["P"]["peers"], rows["Q"]["peers"]) == ("2", "1")
     assert rows["Q"]["hdbo auto better / worse / equal"] == "5 / 0 / 0"
     assert rows["Q"]["sign test p"] == "0.062"
     assert ("budget 4, 2 cells: hdbo auto better on 7 (cell, instance) pairs, worse on 2, equal on 1, "
