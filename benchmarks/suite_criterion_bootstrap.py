@@ -25,14 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from hdbo.experiments.suite_report import TIE_RTOL
 from hdbo.experiments.summary import read_summary
 
 AUTO = "auto"
 SUMMARIES = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 
 
-def _tied(a, b):  # the report's tie rule: equal within 1e-12 relative
-    return np.abs(a - b) <= 1e-12 * np.maximum(np.abs(a), np.abs(b))
+def _tied(a, b):  # the report's tie rule (suite_report._tied), on arrays
+    return np.abs(a - b) <= TIE_RTOL * np.maximum(np.abs(a), np.abs(b))
 
 
 def _cells(budget: int) -> dict[str, dict[str, dict[int, float]]]:

@@ -457,11 +457,7 @@ def _paired_peer_lines(cells: list[_Cell]) -> list[str]:
         best = min(peers, key=lambda m: (m.median, m.label))  # a tie on the median: the first label
         b, w, e = _paired_counts(auto, best, c.common)
         sizes.add(len(c.common))
-        acc = pooled.setdefault(c.budget, [0, 0, 0, 0])
-        acc[0] += b
-        acc[1] += w
-        acc[2] += e
-        acc[3] += 1
+        pooled[c.budget] = [x + y for x, y in zip(pooled.get(c.budget, [0, 0, 0, 0]), (b, w, e, 1))]
         rows.append(
             f"| {c.budget} | {_cell(c.problem_label)} | {len(peers)} | {_cell(best.label)} | {_num(best.median)} "
             f"| {_num(auto.median)} "
