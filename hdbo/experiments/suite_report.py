@@ -43,6 +43,14 @@ Conventions
   none, a tie when no peer's is lower but one is tied (not counted as best), else a loss; and
   the cells where random search's median is lower than the default's (and not tied), with the
   same medians on the common instances.
+* **Against the best peer, instance by instance.** On the same cells, the default is paired with
+  the cell's best peer: the peer with the lowest median on the common instances, chosen after the
+  fact (of peers with tied medians, the first by label). For each common instance its best value
+  is better, worse or equal (``TIE_RTOL``) to the peer's; an instance on which either run has no
+  successful evaluation is left out. Each cell gets a two-sided sign test over the instances
+  that differ (:func:`scipy.stats.binomtest`), and the counts are pooled over the cells of one
+  budget, never across budgets (they share instances). The table states the floor of a cell's
+  test at its instance counts and how many peers ran in each cell.
 * **Structured methods.** Each method of :data:`STRUCTURE_CELLS` against random search on the
   problems with its structure (additive: Styblinski-Tang; projection and subspace: rotated
   Hartmann-6; variable selection: hidden Hartmann-6; embedding: rotated Branin), with the same

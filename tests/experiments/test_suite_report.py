@@ -506,3 +506,26 @@ def test_auto_is_paired_with_each_cells_best_peer_instance_by_instance(tmp_path)
             "sign test p = 0.18.") in md
     s2 = _write_summary(tmp_path / "s2.csv.gz", [run("R", "auto", AUTO, 1, 1.0), run("R", "random", "Random", 1, 2.0)])
     assert "best peer, instance by instance" not in write_suite_report([s2], tmp_path / "r2.md").read_text()
+
+
+def test_pairing_with_the_best_peer_breaks_median_ties_by_name_and_skips_runs_without_a_value(tmp_path):
+    def run(method, label, seed, best):
+        f = [None] * 4 if best is None else [-best - 1.0, -best, -best - 2.0, -best - 3.0]
+        return dict(problem="P", method=method, label=label, seed=seed, f=f)
+
+    seeds = (1, 2, 3, 4, 5)
+    runs = [
+        # both peers have median 3: "Peer A" (first by name) is the best peer, whatever its order in the file
+        *(run("peer:z", "Peer Z", s, b) for s, b in zip(seeds, (1.0, 1.0, 3.0, 8.0, 8.0))),
+        *(run("peer:a", "Peer A", s, b) for s, b in zip(seeds, (2.0, 3.0, 3.0, 4.0, 4.0))),
+        # auto: no successful evaluation on instance 2 (left out of the pairing, not counted as worse);
+        # against Peer A better on 1 and 4, equal on 3, worse on 5 (against Peer Z it would be 3 / 0 / 1)
+        *(run("auto", AUTO, s, b) for s, b in zip(seeds, (0.5, None, 3.0, 3.5, 5.0))),
+    ]
+    md = write_suite_report([_write_summary(tmp_path / "s.csv.gz", runs)], tmp_path / "r.md").read_text()
+    heading = next(x for x in md.splitlines() if x.startswith("**hdbo auto against each cell's best peer"))
+    (row,) = _table(md, heading)
+    assert (row["best peer"], row["its median"]) == ("Peer A", "3")
+    assert row["hdbo auto: median"] == "3.5"  # the run without a value counts as the worst in the median
+    assert row["hdbo auto better / worse / equal"] == "2 / 1 / 1"
+    assert "budget 4, 1 cell: hdbo auto better on 2 (cell, instance) pairs, worse on 1, equal on 1" in md
