@@ -344,19 +344,27 @@ class AddGPUCB(_ScheduledUCB):
                 u[g] = self._maximize(acq, acq_grad, bounds=self.space.bounds[g], budget=per_group)
                 nfev += self.last_acq_nfev_
             self.last_acq_nfev_ = nfev
-        if self.n_told or self.n_pending:  # told and pending points (the batch's earlier ones)
-            seen = np.vstack([self.to_canonical(self.X_all), self.pending_canonical])
+        return self._handle_repeat(u, gp)
 
-            def repeat(v: NDArray[np.float64]) -> bool:
-                return bool(np.min(np.max(np.abs(seen - v), axis=1)) <= 1e-6)
+    def _handle_repeat(self, u: NDArray[np.float64], gp: GaussianProcess) -> NDArray[np.float64]:
+        """Apply the ``repeats`` rule to a proposal ``u`` (a point of ``self.space``) that repeats a
+        told or pending point (the batch's earlier ones): a uniform point in the exploration phase
+        and with ``"resample"``, the authors' step with ``"perturb"``, ``u`` itself with
+        ``"explore"``; ``repeat_queries_`` counts the repeats after the exploration phase."""
+        if not (self.n_told or self.n_pending):
+            return u
+        seen = np.vstack([self.to_canonical(self.X_all), self.pending_canonical])
 
-            if repeat(u):
-                if not self._exploring:
-                    self.repeat_queries_ += 1
-                if self._exploring or self.repeats == "resample":
-                    u = self.space.sample(1, self.rng)[0]
-                elif self.repeats == "perturb":
-                    u = self._perturb(u, gp, repeat)
+        def repeat(v: NDArray[np.float64]) -> bool:
+            return bool(np.min(np.max(np.abs(seen - v), axis=1)) <= 1e-6)
+
+        if repeat(u):
+            if not self._exploring:
+                self.repeat_queries_ += 1
+            if self._exploring or self.repeats == "resample":
+                u = self.space.sample(1, self.rng)[0]
+            elif self.repeats == "perturb":
+                u = self._perturb(u, gp, repeat)
         return u
 
     def _perturb(self, u: NDArray[np.float64], gp: GaussianProcess, repeat: Any) -> NDArray[np.float64]:

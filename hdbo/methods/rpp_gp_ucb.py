@@ -40,6 +40,9 @@ z-coordinates), shared SE hyperparameters, beta_t and per-group DIRECT budget. W
    cube): policy ``clip`` — ``x`` is clipped to ``[0, 1]^D`` and the clipped point is the
    one queried and stored, so the GP only ever sees points inside the box (SPEC.md
    P4.A.6-4). ``diagnostics()["out_of_box_fraction"]`` reports how often that happened.
+4. **Repeated queries**: Add-GP-UCB's ``repeats`` rule acts on the queried x (after the
+   mapping back and the clipping), and ``diagnostics()["repeat_queries"]`` counts those repeats;
+   ``repeats="perturb"`` steps with the z-space kernel's bandwidth.
 
 Evaluations its structure learning needs: no separate phase
 (:meth:`~hdbo.methods.base.Method.structure_evaluations` is None); W is learned while the method
@@ -199,6 +202,7 @@ class RPPGPUCB(AddGPUCB):
         self._n_acq = 0
         self._n_out = 0
         self.pending_clip_repeats_ = 0  # batch proposals clipped onto a pending point (then random)
+        self._z_search = False  # True while Add-GP-UCB's acquisition searches z-space
 
     @property
     def learns_projection(self) -> bool:
@@ -254,15 +258,16 @@ class RPPGPUCB(AddGPUCB):
         if self._identity_projection():
             return super()._acquire(gp)  # z = x: Add-GP-UCB proposal for proposal
         # Algorithm 3, step 2: Add-GP-UCB's group-by-group maximization (reused, not copied)
-        # with the outer box of the transformed domain as its search box. Its exploration-phase
-        # duplicate check compares with observed x's, so it is redone below in x-space.
+        # with the outer box of the transformed domain as its search box. Its check for a
+        # repeated query compares with the observed x's, so it is skipped in z-space and made
+        # below in x-space, on the point actually queried.
         box = outer_box(self.W_hat_, self.space.lower, self.space.upper)  # (D, 2) in z
         space, exploring = self.space, self._exploring
-        self.space, self._exploring = Box(box[:, 0], box[:, 1]), False
+        self.space, self._exploring, self._z_search = Box(box[:, 0], box[:, 1]), False, True
         try:
             z = super()._acquire(gp)
         finally:
-            self.space, self._exploring = space, exploring
+            self.space, self._exploring, self._z_search = space, exploring, False
         # z-coordinates in no group (only with a given partial decomposition) came back uniform
         # on [0, 1]; put them uniform on their outer-box interval instead.
         grouped = np.zeros(self.dim, dtype=bool)
@@ -278,11 +283,15 @@ class RPPGPUCB(AddGPUCB):
             # does not reach the unclipped z this came from): explore at random instead.
             self.pending_clip_repeats_ += 1
             return self.space.sample(1, self.rng)[0]
-        if self._exploring and (self.n_told or self.n_pending):  # only reachable with a fixed projection
-            seen = np.vstack([self.to_canonical(self.X_all), self.pending_canonical])
-            if np.min(np.max(np.abs(seen - u), axis=1)) <= 1e-6:
-                u = self.space.sample(1, self.rng)[0]
-        return u
+        # The repeats rule in x-space (before 2026-11-29 it was applied only to the z-space
+        # search, where it never matched, so repeated x's were queried again under every rule
+        # and repeat_queries stayed 0: li2016's RPP runs repeated 400-800 of 1000 queries).
+        return self._handle_repeat(u, gp)
+
+    def _handle_repeat(self, u: NDArray[np.float64], gp: GaussianProcess) -> NDArray[np.float64]:
+        if self._z_search:  # u is a z: checked in x-space by _acquire once mapped back
+            return u
+        return super()._handle_repeat(u, gp)
 
     def _maximize(self, fun: Any, fun_and_grad: Any = None, *, bounds: NDArray[np.float64] | None = None,
                   budget: int | None = None, n_candidates: int = 5) -> NDArray[np.float64]:

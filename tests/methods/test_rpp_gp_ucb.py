@@ -58,6 +58,25 @@ def test_unrestricted_points_stay_in_the_box_by_clipping():
     assert info["out_of_box_fraction"] > 0  # the policy was exercised
 
 
+@pytest.mark.parametrize("repeats", ["explore", "perturb", "resample"])
+def test_repeats_rule_applies_to_the_queried_x(repeats):
+    """With W^ != I the acquisition searches z-space; the ``repeats`` rule must act on the x that
+    is queried (after mapping back and clipping) and ``repeat_queries`` must count its repeats.
+    Before the fix the check ran on z against the observed x's and never matched (this run: 2
+    repeated x's after the exploration phase under every rule, ``repeat_queries`` 0)."""
+    W = np.eye(6) + 0.8 * np.random.default_rng(1).uniform(-1, 1, (6, 6))
+    m = make_method("pp-gp-ucb", BOUNDS, seed=2, projection=W.tolist(), repeats=repeats, **FAST)
+    U = m.to_canonical(np.array(run(m, 30)))
+    start = m.n_init + m.explore_iters
+    repeated = [i for i in range(start, 30) if np.min(np.max(np.abs(U[:i] - U[i]), axis=1)) <= 1e-6]
+    count = m.diagnostics()["repeat_queries"]
+    assert count >= 1  # the maximizer asked for a repeat (clipping sends many z's to one corner)
+    if repeats == "explore":
+        assert len(repeated) == count  # queried again, and counted
+    else:
+        assert repeated == []
+
+
 def test_pp_gp_ucb_uses_the_unrestricted_w():
     m = make_method("pp-gp-ucb", BOUNDS, seed=0, **FAST)
     run(m, 12)
