@@ -303,6 +303,10 @@ class AddGPUCB(_ScheduledUCB):
             self._acq_pending = None
 
     def _acquire(self, gp: GaussianProcess) -> NDArray[np.float64]:
+        return self._handle_repeat(self._maximize_groups(gp), gp)
+
+    def _maximize_groups(self, gp: GaussianProcess) -> NDArray[np.float64]:
+        """The acquisition's maximizer over ``self.space``, group by group (no repeats rule)."""
         root_beta = math.sqrt(self.beta_t())
         per_group = max(1, int(self.acq_fraction * self.acquisition_budget) // len(self.groups_))
         u = self.rng.random(self.dim)  # coordinates in no group have no effect on the model
@@ -344,7 +348,7 @@ class AddGPUCB(_ScheduledUCB):
                 u[g] = self._maximize(acq, acq_grad, bounds=self.space.bounds[g], budget=per_group)
                 nfev += self.last_acq_nfev_
             self.last_acq_nfev_ = nfev
-        return self._handle_repeat(u, gp)
+        return u
 
     def _handle_repeat(self, u: NDArray[np.float64], gp: GaussianProcess) -> NDArray[np.float64]:
         """Apply the ``repeats`` rule to a proposal ``u`` (a point of ``self.space``) that repeats a

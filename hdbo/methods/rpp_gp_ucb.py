@@ -202,7 +202,6 @@ class RPPGPUCB(AddGPUCB):
         self._n_acq = 0
         self._n_out = 0
         self.pending_clip_repeats_ = 0  # batch proposals clipped onto a pending point (then random)
-        self._z_search = False  # True while Add-GP-UCB's acquisition searches z-space
 
     @property
     def learns_projection(self) -> bool:
@@ -258,16 +257,15 @@ class RPPGPUCB(AddGPUCB):
         if self._identity_projection():
             return super()._acquire(gp)  # z = x: Add-GP-UCB proposal for proposal
         # Algorithm 3, step 2: Add-GP-UCB's group-by-group maximization (reused, not copied)
-        # with the outer box of the transformed domain as its search box. Its check for a
-        # repeated query compares with the observed x's, so it is skipped in z-space and made
-        # below in x-space, on the point actually queried.
+        # with the outer box of the transformed domain as its search box. The repeats rule
+        # compares with the observed x's, so it is applied below in x-space, to the queried point.
         box = outer_box(self.W_hat_, self.space.lower, self.space.upper)  # (D, 2) in z
         space, exploring = self.space, self._exploring
-        self.space, self._exploring, self._z_search = Box(box[:, 0], box[:, 1]), False, True
+        self.space, self._exploring = Box(box[:, 0], box[:, 1]), False
         try:
-            z = super()._acquire(gp)
+            z = self._maximize_groups(gp)
         finally:
-            self.space, self._exploring, self._z_search = space, exploring, False
+            self.space, self._exploring = space, exploring
         # z-coordinates in no group (only with a given partial decomposition) came back uniform
         # on [0, 1]; put them uniform on their outer-box interval instead.
         grouped = np.zeros(self.dim, dtype=bool)
@@ -287,11 +285,6 @@ class RPPGPUCB(AddGPUCB):
         # search, where it never matched, so repeated x's were queried again under every rule
         # and repeat_queries stayed 0: li2016's RPP runs repeated 400-800 of 1000 queries).
         return self._handle_repeat(u, gp)
-
-    def _handle_repeat(self, u: NDArray[np.float64], gp: GaussianProcess) -> NDArray[np.float64]:
-        if self._z_search:  # u is a z: checked in x-space by _acquire once mapped back
-            return u
-        return super()._handle_repeat(u, gp)
 
     def _maximize(self, fun: Any, fun_and_grad: Any = None, *, bounds: NDArray[np.float64] | None = None,
                   budget: int | None = None, n_candidates: int = 5) -> NDArray[np.float64]:

@@ -178,14 +178,14 @@ def test_acquisition_searches_the_outer_box_and_maps_back(monkeypatch):
 
     W = np.eye(6) + 0.2 * np.random.default_rng(4).uniform(-1, 1, (6, 6))
     zs = []
-    real = AddGPUCB._acquire
+    real = AddGPUCB._maximize_groups
 
     def spy(self, gp):
         z = real(self, gp)
         zs.append(z.copy())
         return z
 
-    monkeypatch.setattr(AddGPUCB, "_acquire", spy)
+    monkeypatch.setattr(AddGPUCB, "_maximize_groups", spy)
     # groups cover only 4 of the 6 z-coordinates: the other two are drawn in their outer-box range
     opts = {k: v for k, v in FAST.items() if k not in ("d", "explore_iters")}
     m = make_method("pp-gp-ucb", BOUNDS, seed=6, projection=W.tolist(), decomposition=[[0, 1], [2, 3]],
