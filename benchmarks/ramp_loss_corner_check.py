@@ -22,12 +22,12 @@ Usage:
 """
 from __future__ import annotations
 
-import json
-import sqlite3
 import sys
 from collections import defaultdict
 
 import numpy as np
+
+from hdbo.experiments.store import RunStore
 
 SPEC = "realworld-tranthe2020-fig5"
 DEFAULT_STORES = ("runs/realworld-full.db", "runs/realworld-full-b.db")
@@ -35,25 +35,16 @@ DEFAULT_STORES = ("runs/realworld-full.db", "runs/realworld-full-b.db")
 
 def best_points(store: str) -> list[tuple[float, str, int, float, np.ndarray]]:
     """(C, label, seed, best f, best x) of every finished run of the spec in ``store``."""
-    con = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        runs = con.execute(
-            "SELECT id, problem_params, label, seed FROM runs WHERE experiment = ? AND status = 'finished'",
-            (SPEC,),
-        ).fetchall()
-        out = []
-        for run_id, params, label, seed in runs:
-            row = con.execute(
-                "SELECT f, x FROM evaluations WHERE run_id = ? AND f IS NOT NULL ORDER BY f DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
-            if row is None:
+    out = []
+    with RunStore(store, create=False) as runs:
+        for run in runs.list_runs(experiment=SPEC, status="finished"):
+            ev = runs.load_evaluations(run.id)
+            if not np.isfinite(ev.f).any():
                 continue
-            C = float(json.loads(params)["C"])
-            out.append((C, label, int(seed), float(row[0]), np.asarray(json.loads(row[1]), dtype=float)))
-        return out
-    finally:
-        con.close()
+            i = int(np.nanargmax(ev.f))
+            cfg = run.config
+            out.append((float(cfg.problem_params["C"]), cfg.label, int(cfg.seed), float(ev.f[i]), ev.X[i]))
+    return out
 
 
 def main(argv: list[str]) -> None:
