@@ -388,3 +388,24 @@ def test_blas_threads_option():
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match="blas_threads"):
             hdbo.minimize(sphere, BOUNDS, budget=2, blas_threads=bad)
+
+
+def test_subpackages_are_reachable_from_a_bare_import_hdbo():
+    # A fresh interpreter, so no earlier test has imported hdbo.problems already.
+    import subprocess
+
+    code = (
+        "import sys, hdbo\n"
+        "assert 'hdbo.problems' not in sys.modules\n"
+        "p = hdbo.problems.get('galaxy-likelihood', dim=20)\n"
+        "assert p.dim == 20\n"
+        "assert 'problems' in dir(hdbo)\n"
+        "try:\n"
+        "    hdbo.no_such_thing\n"
+        "except AttributeError as e:\n"
+        "    assert 'no_such_thing' in str(e)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
