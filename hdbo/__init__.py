@@ -32,4 +32,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | _SUBPACKAGES)
-
