@@ -341,7 +341,7 @@ def test_highdim_specs_use_report_instances_only():
     # for tuning and must never appear, at any scale.
     paths = find_specs("highdim", REPO_SPECS)
     assert [p.name for p in paths] == ["b100_embedded.toml", "b100_real.toml", "b100_synthetic.toml",
-                                       "b300.toml", "b300_gp_peers.toml"]
+                                       "b300.toml", "b300_gp_peers.toml", "b300_optuna_gp.toml"]
     problems_seen, budgets = set(), set()
     for path in paths:
         spec = load_spec(path)
