@@ -232,3 +232,33 @@ def test_alpha_grid_is_scored_with_step_a_and_joint_fit_hyperparameters(monkeypa
         assert len(thetas) == 2
         assert_array_equal(thetas[0], theta_a)  # step (a)'s kernel, the one W learning started from
         assert_array_equal(thetas[1], fit.theta)
+
+
+
+def test_method_departs_from_the_identity_when_the_delta_ratio_allows_the_truth():
+    """The method itself, not only :func:`hdbo.structure.choose_alpha`: on a sum of four ridge
+    functions along the columns of a known W (d = 1), with delta large enough for the true W,
+    100 told points and one proposal give alpha < 1 and W^ != I, so RPP-GP-UCB is not
+    Add-GP-UCB here. (On li2016's problem the delta-ratio rule keeps W^ within about 0.002 of I,
+    see the module docstring.) How close the learned W^ comes to the truth is measured by
+    ``benchmarks/rpp_known_projection_check.py``, not asserted here."""
+    D = 4
+    W_true = np.eye(D) + np.random.default_rng(7).uniform(-0.5, 0.5, (D, D))
+
+    def f(x: np.ndarray) -> float:
+        z = x @ W_true
+        return float(np.sin(3 * z[0]) + np.cos(2.5 * z[1]) + np.exp(-4 * (z[2] - 0.4) ** 2)
+                     + 0.5 * np.sin(4 * z[3] + 1))
+
+    delta = delta_ratio(W_true) - 1.0
+    m = make_method("rpp-gp-ucb", [(0.0, 1.0)] * D, seed=0, d=1, delta=delta, n_init=10, explore_iters=0,
+                    acq_budget=200, alpha_grid=21)
+    for x in np.random.default_rng(1).random((100, D)):
+        m.tell(x, f(x))
+    x = m.ask()
+    assert np.all((x >= 0) & (x <= 1))
+    info = m.diagnostics()
+    assert m.alpha_ < 0.5 and info["alpha"] == pytest.approx(m.alpha_)
+    assert np.abs(m.W_hat_ - np.eye(D)).max() > 0.1
+    assert info["lml_after_w"] > info["lml_before_w"] + 10.0
+    assert info["delta_ratio"] <= 1.0 + delta + 1e-6
