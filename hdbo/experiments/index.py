@@ -33,7 +33,8 @@ shorter than the full-scale budget is shown but counted apart, as indicative onl
 held), **disagrees** when some part has a verdict that does not, is **partly checked** when
 the parts with a verdict agree and others have none yet; otherwise it takes the first of
 "only at a reduced budget", "not testable", "no data", "not run" that one of its parts has.
-A row with a ``status`` gets that status.
+A row with a ``status`` gets that status. The summary table also counts, among the rows that
+agree, those with a claim held in direction only (the right sign, not significant).
 """
 
 from __future__ import annotations
@@ -658,7 +659,10 @@ def _anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-_COLUMNS = ("Z rows", "with a verdict", AGREE, DISAGREE, PARTLY, REDUCED, UNTESTABLE, NO_DATA, NOT_RUN,
+#: Column of the summary table: rows that agree with at least one claim held in direction only.
+_DIRECTION_ONLY = "of which a claim only in direction"
+
+_COLUMNS = ("Z rows", "with a verdict", AGREE, _DIRECTION_ONLY, DISAGREE, PARTLY, REDUCED, UNTESTABLE, NO_DATA, NOT_RUN,
             "no spec yet", "not an experiment")
 
 
@@ -719,7 +723,9 @@ def build_index(
         "",
         "## Summary",
         "",
-        "Rows of table Z per paper, by verdict (definitions below). *With a verdict* = agrees + disagrees.",
+        "Rows of table Z per paper, by verdict (definitions below). *With a verdict* = agrees + disagrees. "
+        "*Of which a claim only in direction*: rows that agree, with at least one claim held in direction "
+        "only (the right sign, not significant); the others agree on numbers and significant claims.",
         "",
         "| paper | " + " | ".join(_COLUMNS) + " |",
         "|---|" + "---:|" * len(_COLUMNS),
@@ -728,8 +734,10 @@ def build_index(
     for paper, entries in per_paper.items():
         counts = dict.fromkeys(_COLUMNS, 0)
         counts["Z rows"] = len(entries)
-        for _, cat, _ in entries:
+        for _, cat, items in entries:
             counts[cat] += 1
+            if cat == AGREE and any(i.verdict.startswith("held in direction only") for i in items):
+                counts[_DIRECTION_ONLY] += 1
         counts["with a verdict"] = counts[AGREE] + counts[DISAGREE]
         for k in _COLUMNS:
             totals[k] += counts[k]

@@ -221,7 +221,9 @@ def test_page_verdicts_from_full_runs(toy):
     assert "paper 2; ours 3.55 ± 0.029 at t = 5 (toy-exp) → ours higher by 77%" in _row(text, 6)
     # the summary line: 6 rows, 4 with a verdict (2 agree, 2 disagree), 1 not run, 1 not an experiment
     line = next(ln for ln in text.splitlines() if ln.startswith("| [P2 HDS]"))
-    assert line.split(" | ")[1:] == ["6", "4", "2", "2", "0", "0", "0", "0", "1", "0", "1 |"]
+    # (columns: rows, with a verdict, agrees, of which a claim only in direction, disagrees, partly,
+    # reduced, not testable, no data, not run, no spec yet, not an experiment)
+    assert line.split(" | ")[1:] == ["6", "4", "2", "0", "2", "0", "0", "0", "0", "1", "0", "1 |"]
     assert "`chen2012-full.csv.gz`" in text and "matching: toy-exp full 8" in text
     # no time stamp: the same inputs give the same page
     assert write_index(toy / "README.md", specs_dir=toy / "experiments").read_text() == text
@@ -271,7 +273,20 @@ def test_page_does_not_compare_runs_at_a_reduced_budget(toy):
     assert "ours 1.033 ± 0.033 at t = 5 (toy-exp) → ours lower by 48%" in _row(text, 6)
     assert "**disagrees**" in _row(text, 6)
     line = next(ln for ln in text.splitlines() if ln.startswith("| [P2 HDS]"))
-    assert line.split(" | ")[1:5] == ["6", "1", "0", "1"]  # only row 6 has a verdict
+    assert line.split(" | ")[1:6] == ["6", "1", "0", "0", "1"]  # only row 6 has a verdict
+
+
+def test_summary_counts_rows_that_agree_only_in_direction(toy):
+    """Row 3's claim "A beats B" with A only slightly ahead (not significant): the row agrees and
+    is counted under "of which a claim only in direction"."""
+    spec = toy / "experiments" / "chen2012" / "toy.toml"
+    _write_summary(toy / "summaries" / "chen2012-full.csv.gz",
+                   _runs(spec, "full", {"A": [1.0, 3.0, 1.5, 2.5], "B": [1.2, 3.2, 1.7, 2.7]}))
+    text = write_index(toy / "README.md", specs_dir=toy / "experiments").read_text()
+    assert "held in direction only" in _row(text, 3) and "**agrees**" in _row(text, 3)
+    line = next(ln for ln in text.splitlines() if ln.startswith("| [P2 HDS]"))
+    cols = line.split(" | ")
+    assert cols[3] == str(text.count("**agrees**")) and cols[4] == "1"
 
 
 def test_page_leaves_out_stale_runs(toy):
